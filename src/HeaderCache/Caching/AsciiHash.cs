@@ -1,0 +1,224 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+
+namespace HeaderCache.Caching;
+
+/// <summary>
+/// One pass over header bytes that both validates them and hashes them.
+/// </summary>
+/// <remarks>
+/// <para>Valid bytes are the ones Kestrel turns into the identical UTF-16 characters in a header
+/// name or value: visible ASCII (0x21-0x7E), SP (0x20) and HTAB (0x09). Anything else (controls,
+/// DEL, NUL, obs-text) is refused so that the caller leaves the line to Kestrel.</para>
+/// <para>The hash is defined over 32-byte blocks read as eight native-endian <see cref="uint"/> lanes,
+/// the last block padded with SP; each lane is mixed on its own, and the lanes are folded together
+/// with the length at the end. Because lanes never interact until the fold, the Vector256 path (one
+/// block per step), the Vector128 path (two halves per step) and the scalar path compute the same value.</para>
+/// </remarks>
+internal static class AsciiHash
+{
+    private const int BlockSize = 32;
+    private const int Lanes = BlockSize / sizeof(uint);
+    private const uint LaneMultiplier = 0x9E3779B1u;
+    private const uint LaneIncrement = 0x7F4A7C15u;
+    private const byte Pad = 0x20;
+
+    /// <summary>Validates <paramref name="bytes"/> and hashes them with <paramref name="seed"/>.</summary>
+    /// <returns><see langword="false"/> when a byte is not visible ASCII, SP or HTAB.</returns>
+    public static bool TryHash(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
+    {
+        if (Vector256.IsHardwareAccelerated)
+        {
+            return TryHashVector256(bytes, seed, out hash);
+        }
+
+        if (Vector128.IsHardwareAccelerated)
+        {
+            return TryHashVector128(bytes, seed, out hash);
+        }
+
+        return TryHashScalar(bytes, seed, out hash);
+    }
+
+    /// <summary>True when <paramref name="b"/> is visible ASCII, SP or HTAB.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool IsValid(byte b) => (uint)(b - 0x20) < 0x5F || b == 0x09;
+
+    internal static bool TryHashScalar(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
+    {
+        Span<uint> lanes = stackalloc uint[Lanes];
+        InitLanes(lanes, seed);
+        Span<byte> last = stackalloc byte[BlockSize];
+        int full = bytes.Length & ~(BlockSize - 1);
+        for (int offset = 0; offset < full; offset += BlockSize)
+        {
+            if (!MixScalar(lanes, bytes.Slice(offset, BlockSize)))
+            {
+                hash = 0;
+                return false;
+            }
+        }
+
+        if (full < bytes.Length || bytes.IsEmpty)
+        {
+            LoadPadded(bytes[full..], last);
+            if (!MixScalar(lanes, last))
+            {
+                hash = 0;
+                return false;
+            }
+        }
+
+        hash = Fold(lanes, seed, bytes.Length);
+        return true;
+    }
+
+    internal static bool TryHashVector128(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
+    {
+        Span<uint> lanes = stackalloc uint[Lanes];
+        InitLanes(lanes, seed);
+        var low = Vector128.Create<uint>(lanes[..4]);
+        var high = Vector128.Create<uint>(lanes[4..]);
+        var invalid = Vector128<byte>.Zero;
+        ref byte start = ref MemoryMarshal.GetReference(bytes);
+        int full = bytes.Length & ~(BlockSize - 1);
+        for (int offset = 0; offset < full; offset += BlockSize)
+        {
+            var a = Vector128.LoadUnsafe(ref start, (nuint)offset);
+            var b = Vector128.LoadUnsafe(ref start, (nuint)(offset + 16));
+            invalid |= Invalid(a) | Invalid(b);
+            low = Mix(low, a.AsUInt32());
+            high = Mix(high, b.AsUInt32());
+        }
+
+        if (full < bytes.Length || bytes.IsEmpty)
+        {
+            Span<byte> last = stackalloc byte[BlockSize];
+            LoadPadded(bytes[full..], last);
+            var a = Vector128.Create<byte>(last[..16]);
+            var b = Vector128.Create<byte>(last[16..]);
+            invalid |= Invalid(a) | Invalid(b);
+            low = Mix(low, a.AsUInt32());
+            high = Mix(high, b.AsUInt32());
+        }
+
+        if (invalid != Vector128<byte>.Zero)
+        {
+            hash = 0;
+            return false;
+        }
+
+        low.CopyTo(lanes);
+        high.CopyTo(lanes[4..]);
+        hash = Fold(lanes, seed, bytes.Length);
+        return true;
+    }
+
+    internal static bool TryHashVector256(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
+    {
+        Span<uint> lanes = stackalloc uint[Lanes];
+        InitLanes(lanes, seed);
+        var acc = Vector256.Create<uint>(lanes);
+        var invalid = Vector256<byte>.Zero;
+        ref byte start = ref MemoryMarshal.GetReference(bytes);
+        int full = bytes.Length & ~(BlockSize - 1);
+        for (int offset = 0; offset < full; offset += BlockSize)
+        {
+            var v = Vector256.LoadUnsafe(ref start, (nuint)offset);
+            invalid |= Invalid(v);
+            acc = Mix(acc, v.AsUInt32());
+        }
+
+        if (full < bytes.Length || bytes.IsEmpty)
+        {
+            Span<byte> last = stackalloc byte[BlockSize];
+            LoadPadded(bytes[full..], last);
+            var v = Vector256.Create<byte>(last);
+            invalid |= Invalid(v);
+            acc = Mix(acc, v.AsUInt32());
+        }
+
+        if (invalid != Vector256<byte>.Zero)
+        {
+            hash = 0;
+            return false;
+        }
+
+        acc.CopyTo(lanes);
+        hash = Fold(lanes, seed, bytes.Length);
+        return true;
+    }
+
+    private static void InitLanes(Span<uint> lanes, uint seed)
+    {
+        for (int i = 0; i < lanes.Length; i++)
+        {
+            lanes[i] = seed + ((uint)(i + 1) * LaneIncrement);
+        }
+    }
+
+    private static void LoadPadded(ReadOnlySpan<byte> tail, Span<byte> block)
+    {
+        block.Fill(Pad);
+        tail.CopyTo(block);
+    }
+
+    private static bool MixScalar(Span<uint> lanes, ReadOnlySpan<byte> block)
+    {
+        for (int i = 0; i < block.Length; i++)
+        {
+            if (!IsValid(block[i]))
+            {
+                return false;
+            }
+        }
+
+        for (int i = 0; i < lanes.Length; i++)
+        {
+            uint lane = (lanes[i] ^ MemoryMarshal.Read<uint>(block.Slice(i * sizeof(uint)))) * LaneMultiplier;
+            lanes[i] = lane ^ (lane >> 15);
+        }
+
+        return true;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<uint> Mix(Vector128<uint> lane, Vector128<uint> word)
+    {
+        lane = (lane ^ word) * LaneMultiplier;
+        return lane ^ Vector128.ShiftRightLogical(lane, 15);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector256<uint> Mix(Vector256<uint> lane, Vector256<uint> word)
+    {
+        lane = (lane ^ word) * LaneMultiplier;
+        return lane ^ Vector256.ShiftRightLogical(lane, 15);
+    }
+
+    // A byte is invalid unless (b - 0x20) < 0x5F unsigned, or b is HTAB.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector128<byte> Invalid(Vector128<byte> v) =>
+        Vector128.AndNot(
+            Vector128.GreaterThanOrEqual(v - Vector128.Create((byte)0x20), Vector128.Create((byte)0x5F)),
+            Vector128.Equals(v, Vector128.Create((byte)0x09)));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Vector256<byte> Invalid(Vector256<byte> v) =>
+        Vector256.AndNot(
+            Vector256.GreaterThanOrEqual(v - Vector256.Create((byte)0x20), Vector256.Create((byte)0x5F)),
+            Vector256.Equals(v, Vector256.Create((byte)0x09)));
+
+    private static uint Fold(ReadOnlySpan<uint> lanes, uint seed, int length)
+    {
+        uint h = seed ^ ((uint)length * 0x85EBCA6Bu);
+        for (int i = 0; i < lanes.Length; i++)
+        {
+            h = (h ^ lanes[i]) * 0xC2B2AE35u;
+            h ^= h >> 16;
+        }
+
+        return h;
+    }
+}
