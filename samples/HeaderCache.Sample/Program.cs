@@ -1,4 +1,3 @@
-var builder = WebApplication.CreateBuilder(args);
-var app = builder.Build();
-app.MapGet("/plaintext", () => "Hello, World!");
-app.Run();
+using HeaderCache.Sample;
+
+SampleApp.Build(args).Run();

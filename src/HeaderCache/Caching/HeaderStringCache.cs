@@ -111,8 +111,11 @@ internal sealed class HeaderStringCache
         return true;
     }
 
-    /// <summary>The managed heap size of a string of <paramref name="length"/> characters on 64-bit .NET.</summary>
-    public static int StringSize(int length) => (22 + (2 * length) + 7) & ~7;
+    /// <summary>
+    /// The managed heap bytes allocated for a string of <paramref name="length"/> characters on 64-bit .NET:
+    /// 0 for the empty string, which is always the shared <see cref="string.Empty"/>.
+    /// </summary>
+    public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 
     private static string Decode(ReadOnlySpan<byte> bytes) =>
         string.Create(bytes.Length, bytes, static (chars, source) => Ascii.ToUtf16(source, chars, out _));

@@ -1,0 +1,90 @@
+using System.Security.Cryptography;
+using System.Text;
+using Microsoft.AspNetCore.Http.Features;
+
+namespace HeaderCache.Sample;
+
+/// <summary>
+/// The sample server: Kestrel with HeaderCache, a plaintext endpoint, allocation stats, and an echo of
+/// everything else as a canonical view of the request, so the cache can be compared on and off.
+/// </summary>
+public static class SampleApp
+{
+    private static readonly byte[] HelloWorld = "Hello, World!"u8.ToArray();
+    private static long s_requests;
+
+    /// <summary>Builds the app. <paramref name="configure"/> lets tests add services or settings.</summary>
+    public static WebApplication Build(string[] args, Action<WebApplicationBuilder>? configure = null)
+    {
+        var builder = WebApplication.CreateBuilder(args);
+
+        // The one line: HeaderCache on every endpoint, options from the "HeaderCache" section.
+        builder.WebHost.UseHeaderStringCache();
+
+        // Third comparison mode: Kestrel without its own reuse of known header values.
+        bool disableStringReuse = builder.Configuration.GetValue<bool>("Kestrel:DisableStringReuse");
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.DisableStringReuse = disableStringReuse);
+
+        configure?.Invoke(builder);
+        var app = builder.Build();
+        app.Run(HandleAsync);
+        return app;
+    }
+
+    private static Task HandleAsync(HttpContext context)
+    {
+        Interlocked.Increment(ref s_requests);
+        HttpRequest request = context.Request;
+        if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal))
+        {
+            context.Response.ContentType = "text/plain";
+            return context.Response.Body.WriteAsync(HelloWorld).AsTask();
+        }
+
+        if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/stats", StringComparison.Ordinal))
+        {
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests)));
+        }
+
+        return EchoAsync(context);
+    }
+
+    private static async Task EchoAsync(HttpContext context)
+    {
+        byte[] body;
+        using (var buffer = new MemoryStream())
+        {
+            await context.Request.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
+            body = buffer.ToArray();
+        }
+
+        context.Response.ContentType = "text/plain; charset=utf-8";
+        await context.Response.WriteAsync(Describe(context, body), context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The canonical view of a request: request line, then every header the application sees, names
+    /// sorted case-insensitively with each value on its own line in order, then the body's length and
+    /// SHA-256. It does not depend on header enumeration order, so it is the same with and without the cache.
+    /// </summary>
+    public static string Describe(HttpContext context, ReadOnlySpan<byte> body)
+    {
+        HttpRequest request = context.Request;
+        string target = context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? request.Path + request.QueryString;
+        var view = new StringBuilder();
+        view.Append(request.Method).Append(' ').Append(target).Append(' ').Append(request.Protocol).Append('\n');
+        foreach (var header in request.Headers.OrderBy(h => h.Key, StringComparer.OrdinalIgnoreCase).ThenBy(h => h.Key, StringComparer.Ordinal))
+        {
+            foreach (string? value in header.Value)
+            {
+                view.Append(header.Key).Append(": ").Append(value).Append('\n');
+            }
+        }
+
+        view.Append("body-length: ").Append(body.Length).Append('\n');
+        view.Append("body-sha256: ").Append(Convert.ToHexStringLower(SHA256.HashData(body))).Append('\n');
+        return view.ToString();
+    }
+
+    private sealed record Stats(long AllocatedBytes, long Requests);
+}

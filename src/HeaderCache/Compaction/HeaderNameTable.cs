@@ -1,0 +1,81 @@
+using System.Text;
+
+namespace HeaderCache.Compaction;
+
+/// <summary>
+/// What the head compaction needs to know about a header name before it touches a line.
+/// </summary>
+/// <remarks>
+/// <para><b>Kept for Kestrel</b>: headers that Kestrel itself acts on while it parses a request (framing,
+/// connection management, host validation, protocol switches). Their lines always stay in the bytes.</para>
+/// <para><b>Known</b>: the request headers Kestrel stores in fields of its own header collection
+/// (<c>HttpRequestHeaders</c>). For these Kestrel reports its canonical name whatever casing was
+/// sent, so the compaction can re-inject them under the canonical constant and needs no name string.
+/// Every other name is reported by Kestrel with the casing of the line, so its string comes from the
+/// connection's cache. The list must never hold a name Kestrel does not know, or the casing seen by
+/// the application would change.</para>
+/// </remarks>
+internal static class HeaderNameTable
+{
+    private static readonly string[] KeptForKestrel =
+    [
+        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
+        "Expect", "Upgrade", "TE", "Trailer", "HTTP2-Settings",
+    ];
+
+    // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders).
+    private static readonly string[] Known =
+    [
+        "Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language", "Access-Control-Request-Headers",
+        "Access-Control-Request-Method", "Alt-Used", "Authorization", "baggage", "Cache-Control", "Content-Type", "Cookie",
+        "Correlation-Context", "Date", "From", "Grpc-Accept-Encoding", "Grpc-Encoding", "Grpc-Timeout",
+        "If-Match", "If-Modified-Since", "If-None-Match", "If-Range", "If-Unmodified-Since", "Max-Forwards",
+        "Origin", "Pragma", "Proxy-Authorization", "Range", "Referer", "Request-Id", "traceparent",
+        "tracestate", "Translate", "Upgrade-Insecure-Requests", "User-Agent", "Via", "Warning",
+    ];
+
+    private static readonly string[][] KeptByLength = ByLength(KeptForKestrel);
+    private static readonly string[][] KnownByLength = ByLength(Known);
+
+    /// <summary>Whether Kestrel acts on this header itself, so its line must stay in the bytes.</summary>
+    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Find(KeptByLength, name) is not null;
+
+    /// <summary>Kestrel's own name constant for a known header, matched case-insensitively.</summary>
+    public static string? GetKnownName(ReadOnlySpan<byte> name) => Find(KnownByLength, name);
+
+    /// <summary>All names kept for Kestrel (for documentation and tests).</summary>
+    public static IReadOnlyList<string> KeptNames => KeptForKestrel;
+
+    /// <summary>All known names that may be re-injected under their canonical constant.</summary>
+    public static IReadOnlyList<string> KnownNames => Known;
+
+    private static string? Find(string[][] table, ReadOnlySpan<byte> name)
+    {
+        if (name.Length >= table.Length)
+        {
+            return null;
+        }
+
+        foreach (string candidate in table[name.Length])
+        {
+            if (Ascii.EqualsIgnoreCase(name, candidate))
+            {
+                return candidate;
+            }
+        }
+
+        return null;
+    }
+
+    private static string[][] ByLength(string[] names)
+    {
+        int longest = names.Max(n => n.Length);
+        var table = new string[longest + 1][];
+        for (int length = 0; length <= longest; length++)
+        {
+            table[length] = names.Where(n => n.Length == length).ToArray();
+        }
+
+        return table;
+    }
+}

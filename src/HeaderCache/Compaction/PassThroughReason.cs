@@ -1,0 +1,32 @@
+namespace HeaderCache.Compaction;
+
+/// <summary>Why a connection stopped compacting heads and now hands every byte to Kestrel unchanged.</summary>
+internal enum PassThroughReason
+{
+    /// <summary>Still compacting.</summary>
+    None,
+
+    /// <summary>The first byte was a TLS record: the middleware sits before <c>UseHttps()</c>.</summary>
+    Tls,
+
+    /// <summary>The HTTP/2 prior-knowledge preface (<c>PRI * HTTP/2.0</c>).</summary>
+    Http2,
+
+    /// <summary>A request line with a version other than HTTP/1.1.</summary>
+    Version,
+
+    /// <summary>A <c>CONNECT</c> request: the connection becomes a tunnel.</summary>
+    Connect,
+
+    /// <summary>An upgrade request (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
+    Upgrade,
+
+    /// <summary>A <c>Transfer-Encoding</c> header: chunked framing is left to Kestrel.</summary>
+    TransferEncoding,
+
+    /// <summary>A line the compactor does not fully understand, or that Kestrel may reject.</summary>
+    Malformed,
+
+    /// <summary>A head over Kestrel's request-line, header-size or header-count limit.</summary>
+    OverLimit,
+}

@@ -1,0 +1,114 @@
+using System.IO.Pipelines;
+using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Hosting;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace HeaderCache.Connection;
+
+/// <summary>
+/// Kestrel connection middleware: gives each new HTTP/1.1 connection its cache and puts the compacting
+/// reader between the transport (or TLS) and Kestrel's parser.
+/// </summary>
+internal sealed class HeaderCacheConnectionMiddleware
+{
+    private readonly ConnectionDelegate _next;
+    private readonly ListenOptions _listenOptions;
+    private readonly HeaderCacheRuntime? _runtime;
+    private readonly HeadLimits _limits;
+    private readonly Registration _registration;
+    private readonly int _index;
+
+    /// <summary>Built by <see cref="ListenOptions.Use(Func{ConnectionDelegate, ConnectionDelegate})"/>.</summary>
+    public HeaderCacheConnectionMiddleware(ConnectionDelegate next, ListenOptions listenOptions, Registration registration, int index)
+    {
+        _next = next;
+        _listenOptions = listenOptions;
+        _registration = registration;
+        _index = index;
+        _limits = HeadLimits.From(listenOptions.KestrelServerOptions.Limits);
+        _runtime = listenOptions.ApplicationServices.GetService<HeaderCacheRuntime>();
+        if (_runtime is null)
+        {
+            ILoggerFactory loggers = listenOptions.ApplicationServices.GetService<ILoggerFactory>() ?? NullLoggerFactory.Instance;
+            Log.RequestPartMissing(loggers.CreateLogger(Log.Category));
+        }
+        else
+        {
+            _runtime.OnConnectionMiddlewareBuilt();
+        }
+    }
+
+    /// <summary>How often <c>UseHeaderStringCache()</c> was called on one <see cref="ListenOptions"/>:
+    /// only the last call (the one after <c>UseHttps()</c>, if any) acts.</summary>
+    internal sealed class Registration
+    {
+        /// <summary>Calls so far.</summary>
+        public int Count;
+    }
+
+    /// <summary>Runs for every connection on the endpoint.</summary>
+    public Task OnConnectionAsync(ConnectionContext context)
+    {
+        HeaderCacheRuntime? runtime = _runtime;
+        if (runtime is null || _index != _registration.Count - 1)
+        {
+            return _next(context);
+        }
+
+        if (!runtime.RequestPartActive)
+        {
+            runtime.ReportRequestPartMissing();
+            return _next(context);
+        }
+
+        if (runtime.CurrentOptions() is not { Enabled: true } options
+            || context.Features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        {
+            return _next(context);
+        }
+
+        return RunAsync(context, runtime, options);
+    }
+
+    private async Task RunAsync(ConnectionContext context, HeaderCacheRuntime runtime, HeaderCacheOptions options)
+    {
+        using var connection = new HeaderCacheConnection(options, _limits, runtime);
+        connection.Compactor.PassThroughStarted = reason => OnPassThrough(context, runtime, reason);
+        IDuplexPipe original = context.Transport;
+        var pipeOptions = CompactingPipeReader.CreatePipeOptions(context.Features.Get<IMemoryPoolFeature>()?.MemoryPool);
+        context.Transport = new DuplexPipe(connection.CreateReader(original.Input, pipeOptions), original.Output);
+        context.Features.Set(connection);
+        try
+        {
+            await _next(context).ConfigureAwait(false);
+        }
+        finally
+        {
+            context.Transport = original;
+        }
+    }
+
+    private void OnPassThrough(ConnectionContext context, HeaderCacheRuntime runtime, PassThroughReason reason)
+    {
+        runtime.Metrics.PassThrough(reason);
+        Log.PassThrough(runtime.Logger, context.ConnectionId, reason);
+        if (reason == PassThroughReason.Tls)
+        {
+            runtime.ReportTlsBeforeHttps(_listenOptions.ToString() ?? "an endpoint");
+        }
+    }
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+}

@@ -1,0 +1,32 @@
+using HeaderCache.Caching;
+
+namespace HeaderCache;
+
+/// <summary>
+/// Options of the per-connection header string cache, bound from the <c>HeaderCache</c> configuration
+/// section. Changes apply to connections accepted after the change.
+/// </summary>
+public sealed class HeaderCacheOptions
+{
+    /// <summary>The configuration section the options are bound from.</summary>
+    public const string SectionName = "HeaderCache";
+
+    /// <summary>
+    /// Whether new connections get the cache. When <see langword="false"/>, the connection middleware
+    /// puts no wrapper on new connections: Kestrel reads the transport directly.
+    /// </summary>
+    public bool Enabled { get; set; } = true;
+
+    /// <summary>Strings each connection keeps (1 to 256). Default 25.</summary>
+    public int SlotCount { get; set; } = HeaderStringCache.DefaultSlotCount;
+
+    /// <summary>Longest header name or value, in bytes, that is cached (0 to 8192). Default 256.
+    /// Longer lines are left to Kestrel.</summary>
+    public int MaxValueLength { get; set; } = HeaderStringCache.DefaultMaxLength;
+
+    /// <summary>
+    /// Header names (case-insensitive) never taken out of the request head, in addition to the
+    /// ones Kestrel acts on itself (Host, Content-Length, Transfer-Encoding, Connection, ...).
+    /// </summary>
+    public IList<string> ExcludedHeaders { get; } = [];
+}

@@ -1,0 +1,90 @@
+using HeaderCache;
+using HeaderCache.Caching;
+using HeaderCache.Diagnostics;
+using HeaderCache.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>
+/// Registers HeaderCache's services.
+/// </summary>
+public static class HeaderCacheServiceCollectionExtensions
+{
+    /// <summary>
+    /// Registers the request-level part of HeaderCache (it decorates the registered <see cref="IServer"/>,
+    /// so call it after the server is added, as <c>WebApplication.CreateBuilder</c> does), its options
+    /// bound from the <c>HeaderCache</c> configuration section, and its metrics. Connections get the cache
+    /// only on endpoints with <c>UseHeaderStringCache()</c>.
+    /// </summary>
+    /// <param name="services">The service collection.</param>
+    /// <param name="configure">Optional code configuration, applied after the configuration section.</param>
+    /// <returns>The <see cref="IServiceCollection"/>.</returns>
+    public static IServiceCollection AddHeaderStringCache(this IServiceCollection services, Action<HeaderCacheOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        OptionsBuilder<HeaderCacheOptions> options = services.AddOptions<HeaderCacheOptions>().BindConfiguration(HeaderCacheOptions.SectionName);
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+
+        options.Validate(
+            o => o.SlotCount is >= HeaderStringCache.MinSlotCount and <= HeaderStringCache.MaxSlotCount
+                && o.MaxValueLength is >= 0 and <= HeaderStringCache.MaxMaxLength,
+            $"{HeaderCacheOptions.SectionName}: SlotCount must be 1 to 256 and MaxValueLength 0 to 8192.")
+            .ValidateOnStart();
+
+        if (services.Any(d => d.ServiceType == typeof(HeaderCacheRuntime)))
+        {
+            return services;
+        }
+
+        services.AddMetrics();
+        services.TryAddSingleton<HeaderCacheMetrics>();
+        services.TryAddSingleton<HeaderCacheRuntime>();
+        DecorateServer(services);
+        return services;
+    }
+
+    private static void DecorateServer(IServiceCollection services)
+    {
+        ServiceDescriptor? server = services.LastOrDefault(d => d.ServiceType == typeof(IServer) && !d.IsKeyedService);
+        if (server is null)
+        {
+            // No server yet: the connection middleware will report the request-level part as missing.
+            return;
+        }
+
+        services.Remove(server);
+        Func<IServiceProvider, IServer> createInner;
+        if (server.ImplementationInstance is IServer instance)
+        {
+            createInner = _ => instance;
+        }
+        else if (server.ImplementationFactory is { } factory)
+        {
+            // Keep the original factory's instance a container-owned singleton.
+            services.AddSingleton<InnerServer>(sp => new InnerServer((IServer)factory(sp)));
+            createInner = sp => sp.GetRequiredService<InnerServer>().Server;
+        }
+        else
+        {
+            Type type = server.ImplementationType!;
+            services.Add(ServiceDescriptor.Singleton(type, type));
+            createInner = sp => (IServer)sp.GetRequiredService(type);
+        }
+
+        services.AddSingleton<IServer>(sp => new HeaderCacheServer(
+            createInner(sp), sp.GetRequiredService<HeaderCacheRuntime>(), sp.GetRequiredService<IOptionsMonitor<HeaderCacheOptions>>()));
+    }
+
+    private sealed class InnerServer(IServer server) : IDisposable
+    {
+        public IServer Server { get; } = server;
+
+        public void Dispose() => Server.Dispose();
+    }
+}
