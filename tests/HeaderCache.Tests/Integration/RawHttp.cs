@@ -1,0 +1,270 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+
+namespace HeaderCache.Tests.Integration;
+
+/// <summary>
+/// A raw HTTP/1.1 client for differential tests: it writes exactly the given bytes, in the given pieces,
+/// and reads back every response as text with the <c>Date</c> header removed (the only part of a
+/// response that may differ between two runs), ending with how the connection ended.
+/// </summary>
+public static class RawHttp
+{
+    /// <summary>The transcript line written when the server closed the connection.</summary>
+    public const string Closed = "<closed>";
+
+    /// <summary>The transcript line written when the connection was reset.</summary>
+    public const string Reset = "<reset>";
+
+    private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(20);
+
+    /// <summary>
+    /// Sends the requests in <paramref name="batches"/> one batch at a time, each batch split into
+    /// <paramref name="split"/>'s pieces, and reads <c>batch.Count</c> responses after each batch
+    /// (1 = request/response, more = pipelined). Then half-closes and reads to the end.
+    /// </summary>
+    public static async Task<List<string>> ExchangeAsync(
+        IPEndPoint endPoint, IReadOnlyList<IReadOnlyList<byte[]>> batches, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split)
+    {
+        using var socket = await ConnectAsync(endPoint);
+        using var stream = new NetworkStream(socket, ownsSocket: false);
+        using var timeout = new CancellationTokenSource(Deadline);
+        var reader = new ResponseReader(stream);
+        var transcript = new List<string>();
+        foreach (IReadOnlyList<byte[]> batch in batches)
+        {
+            await SendAsync(stream, batch.SelectMany(r => r).ToArray(), split, timeout.Token);
+            for (int i = 0; i < batch.Count; i++)
+            {
+                string? response = await reader.ReadAsync(timeout.Token);
+                if (response is null)
+                {
+                    transcript.Add(reader.EndedWithReset ? Reset : Closed);
+                    return transcript;
+                }
+
+                transcript.Add(response);
+            }
+        }
+
+        socket.Shutdown(SocketShutdown.Send);
+        await ReadToEndAsync(reader, transcript, timeout.Token);
+        return transcript;
+    }
+
+    /// <summary>Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces, half-closes, and reads every response until the server closes.</summary>
+    public static async Task<List<string>> SendAllAsync(IPEndPoint endPoint, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, bool halfClose = true)
+    {
+        using var socket = await ConnectAsync(endPoint);
+        using var stream = new NetworkStream(socket, ownsSocket: false);
+        using var timeout = new CancellationTokenSource(Deadline);
+        var reader = new ResponseReader(stream);
+        var transcript = new List<string>();
+        await SendAsync(stream, bytes, split, timeout.Token);
+        if (halfClose)
+        {
+            socket.Shutdown(SocketShutdown.Send);
+        }
+
+        await ReadToEndAsync(reader, transcript, timeout.Token);
+        return transcript;
+    }
+
+    /// <summary>The whole of <paramref name="bytes"/> in one write.</summary>
+    public static IEnumerable<ReadOnlyMemory<byte>> Whole(byte[] bytes) => [bytes];
+
+    /// <summary>One byte per write.</summary>
+    public static IEnumerable<ReadOnlyMemory<byte>> Bytewise(byte[] bytes)
+    {
+        for (int i = 0; i < bytes.Length; i++)
+        {
+            yield return bytes.AsMemory(i, 1);
+        }
+    }
+
+    /// <summary>Pieces of random length (1 to <paramref name="maxPiece"/>) cut at random positions.</summary>
+    public static Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> RandomSplit(int seed, int maxPiece = 64) => bytes => Pieces(bytes, new Random(seed), maxPiece);
+
+    /// <summary>A request's status code from a transcript entry.</summary>
+    public static int Status(string response) => int.Parse(response.AsSpan(9, 3), System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>The body of a transcript entry.</summary>
+    public static string Body(string response) => response[(response.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..];
+
+    private static IEnumerable<ReadOnlyMemory<byte>> Pieces(byte[] bytes, Random random, int maxPiece)
+    {
+        for (int offset = 0; offset < bytes.Length;)
+        {
+            int length = Math.Min(bytes.Length - offset, random.Next(1, maxPiece + 1));
+            yield return bytes.AsMemory(offset, length);
+            offset += length;
+        }
+    }
+
+    private static async Task<Socket> ConnectAsync(IPEndPoint endPoint)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(endPoint);
+        return socket;
+    }
+
+    private static async Task SendAsync(Stream stream, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, CancellationToken cancellationToken)
+    {
+        int pieces = 0;
+        foreach (ReadOnlyMemory<byte> piece in split(bytes))
+        {
+            await stream.WriteAsync(piece, cancellationToken);
+            await stream.FlushAsync(cancellationToken);
+
+            // Let some pieces reach the server on their own, so that its reads see the splits.
+            if (++pieces % 8 == 0)
+            {
+                await Task.Delay(1, cancellationToken);
+            }
+        }
+    }
+
+    private static async Task ReadToEndAsync(ResponseReader reader, List<string> transcript, CancellationToken cancellationToken)
+    {
+        while (await reader.ReadAsync(cancellationToken) is { } response)
+        {
+            transcript.Add(response);
+        }
+
+        transcript.Add(reader.EndedWithReset ? Reset : Closed);
+    }
+
+    /// <summary>Reads HTTP/1.1 responses (Content-Length or chunked bodies, or to the end) from a stream.</summary>
+    public sealed class ResponseReader(Stream stream)
+    {
+        private readonly byte[] _buffer = new byte[64 * 1024];
+        private int _start;
+        private int _end;
+
+        /// <summary>Whether the connection ended with a reset rather than a close.</summary>
+        public bool EndedWithReset { get; private set; }
+
+        /// <summary>The next response without its Date header, or <see langword="null"/> at the end.</summary>
+        public async Task<string?> ReadAsync(CancellationToken cancellationToken)
+        {
+            var text = new StringBuilder();
+            string? statusLine = await ReadLineAsync(cancellationToken);
+            if (statusLine is null)
+            {
+                return null;
+            }
+
+            text.Append(statusLine).Append("\r\n");
+            long? contentLength = null;
+            bool chunked = false;
+            while (await ReadLineAsync(cancellationToken) is { Length: > 0 } line)
+            {
+                if (line.StartsWith("Date:", StringComparison.OrdinalIgnoreCase))
+                {
+                    continue;
+                }
+
+                text.Append(line).Append("\r\n");
+                if (line.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))
+                {
+                    contentLength = long.Parse(line.AsSpan(15).Trim(), System.Globalization.CultureInfo.InvariantCulture);
+                }
+                else if (line.StartsWith("Transfer-Encoding:", StringComparison.OrdinalIgnoreCase) && line.Contains("chunked", StringComparison.OrdinalIgnoreCase))
+                {
+                    chunked = true;
+                }
+            }
+
+            text.Append("\r\n");
+            int status = int.Parse(statusLine.AsSpan(9, 3), System.Globalization.CultureInfo.InvariantCulture);
+            if (status is 101 or 100 or 204 or 304)
+            {
+                return text.ToString();
+            }
+
+            if (chunked)
+            {
+                while (await ReadLineAsync(cancellationToken) is { } sizeLine)
+                {
+                    int size = Convert.ToInt32(sizeLine.Split(';')[0].Trim(), 16);
+                    if (size == 0)
+                    {
+                        await ReadLineAsync(cancellationToken);
+                        break;
+                    }
+
+                    text.Append(await ReadBytesAsync(size, cancellationToken));
+                    await ReadLineAsync(cancellationToken);
+                }
+            }
+            else if (contentLength is { } length)
+            {
+                text.Append(await ReadBytesAsync((int)length, cancellationToken));
+            }
+
+            return text.ToString();
+        }
+
+        private async Task<string?> ReadLineAsync(CancellationToken cancellationToken)
+        {
+            while (true)
+            {
+                int lf = Array.IndexOf(_buffer, (byte)'\n', _start, _end - _start);
+                if (lf >= 0)
+                {
+                    string line = Encoding.Latin1.GetString(_buffer, _start, lf - _start).TrimEnd('\r');
+                    _start = lf + 1;
+                    return line;
+                }
+
+                if (!await FillAsync(cancellationToken))
+                {
+                    return null;
+                }
+            }
+        }
+
+        private async Task<string> ReadBytesAsync(int count, CancellationToken cancellationToken)
+        {
+            var bytes = new byte[count];
+            int copied = 0;
+            while (copied < count)
+            {
+                if (_start == _end && !await FillAsync(cancellationToken))
+                {
+                    break;
+                }
+
+                int n = Math.Min(count - copied, _end - _start);
+                Array.Copy(_buffer, _start, bytes, copied, n);
+                _start += n;
+                copied += n;
+            }
+
+            return Encoding.UTF8.GetString(bytes, 0, copied);
+        }
+
+        private async Task<bool> FillAsync(CancellationToken cancellationToken)
+        {
+            if (_start > 0)
+            {
+                Array.Copy(_buffer, _start, _buffer, 0, _end - _start);
+                _end -= _start;
+                _start = 0;
+            }
+
+            try
+            {
+                int n = await stream.ReadAsync(_buffer.AsMemory(_end), cancellationToken);
+                _end += n;
+                return n > 0;
+            }
+            catch (IOException ex) when (ex.InnerException is SocketException { SocketErrorCode: SocketError.ConnectionReset })
+            {
+                EndedWithReset = true;
+                return false;
+            }
+        }
+    }
+}
