@@ -1,0 +1,227 @@
+using System.Diagnostics.Metrics;
+using System.Net;
+using System.Text;
+using HeaderCache.Connection;
+using HeaderCache.Sample;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace HeaderCache.Tests.Integration;
+
+/// <summary>Wiring: half wirings lose nothing and say so once; the switch; live reconfiguration; metrics.</summary>
+public sealed class WiringTests
+{
+    private static readonly byte[] Request = TrafficProfile.Load("chrome").Connect(11).Render(0);
+
+    [Fact]
+    public async Task Connection_part_without_the_request_part_passes_through_and_logs_one_error()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.ConfigureKestrel(k => k.UseHeaderStringCache()));
+        for (int connection = 0; connection < 3; connection++)
+        {
+            List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+            Differential.AssertAnswers(Request, transcript[0]);
+            Differential.AssertAnswers(Request, transcript[1]);
+        }
+
+        Assert.False(server.SawCacheFeature);
+        var errors = server.Logs.HeaderCache.Where(e => e.Level == LogLevel.Error).ToArray();
+        Assert.Single(errors);
+        Assert.Equal(2, errors[0].Id.Id);
+    }
+
+    [Fact]
+    public async Task Request_part_without_the_connection_part_changes_nothing_and_logs_one_error()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.Services.AddHeaderStringCache());
+        for (int connection = 0; connection < 2; connection++)
+        {
+            List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+            Differential.AssertAnswers(Request, transcript[0]);
+            Differential.AssertAnswers(Request, transcript[1]);
+        }
+
+        Assert.False(server.SawCacheFeature);
+        var errors = server.Logs.HeaderCache.Where(e => e.Level == LogLevel.Error).ToArray();
+        Assert.Single(errors);
+        Assert.Equal(3, errors[0].Id.Id);
+    }
+
+    [Fact]
+    public async Task Full_wiring_puts_the_cache_on_connections_and_logs_no_error()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.UseHeaderStringCache());
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+        Differential.AssertAnswers(Request, transcript[1]);
+        Assert.True(server.SawCacheFeature);
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+    }
+
+    [Fact]
+    public async Task Disabled_puts_no_wrapper_on_connections()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.UseHeaderStringCache(o => o.Enabled = false));
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+        Differential.AssertAnswers(Request, transcript[1]);
+        Assert.False(server.SawCacheFeature);
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+    }
+
+    [Fact]
+    public async Task Changing_Enabled_in_appsettings_json_applies_to_new_connections_without_a_restart()
+    {
+        string folder = Directory.CreateTempSubdirectory("headercache-").FullName;
+        string settings = Path.Combine(folder, "appsettings.json");
+        await File.WriteAllTextAsync(settings, """{ "HeaderCache": { "Enabled": true } }""");
+        try
+        {
+            await using var server = await MinimalServer.StartAsync(builder =>
+            {
+                builder.Configuration.AddJsonFile(settings, optional: false, reloadOnChange: true);
+                builder.WebHost.UseHeaderStringCache();
+            });
+
+            // A connection opened while enabled keeps its cache; new ones after the switch get none.
+            using var early = new System.Net.Sockets.TcpClient { NoDelay = true };
+            await early.ConnectAsync(server.EndPoint);
+            Assert.True(await MinimalServer.ConnectionHasCacheAsync(early));
+
+            await File.WriteAllTextAsync(settings, """{ "HeaderCache": { "Enabled": false } }""");
+            Assert.True(await server.EventuallyAsync(hasCache: false), "new connections still get the cache 10 s after Enabled=false");
+            Assert.True(await MinimalServer.ConnectionHasCacheAsync(early));
+
+            await File.WriteAllTextAsync(settings, """{ "HeaderCache": { "Enabled": true } }""");
+            Assert.True(await server.EventuallyAsync(hasCache: true), "new connections still lack the cache 10 s after Enabled=true");
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task Metrics_count_hits_misses_saved_bytes_and_pass_through_by_reason()
+    {
+        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On);
+        object scope = server.App.Services.GetRequiredService<IMeterFactory>();
+        var totals = new Dictionary<string, long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "HeaderCache" && ReferenceEquals(instrument.Meter.Scope, scope))
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            string key = instrument.Name + string.Concat(tags.ToArray().Select(t => $"|{t.Value}"));
+            lock (totals)
+            {
+                totals[key] = totals.GetValueOrDefault(key) + value;
+            }
+        });
+        listener.Start();
+
+        TrafficProfile.Connection traffic = TrafficProfile.Load("chrome").Connect(2);
+        var batches = Enumerable.Range(0, 12).Select(i => (IReadOnlyList<byte[]>)[traffic.Render(i)]).ToList();
+        await RawHttp.ExchangeAsync(server.EndPoint, batches, RawHttp.Whole);
+        await RawHttp.SendAllAsync(server.EndPoint, Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"), RawHttp.Whole);
+
+        lock (totals)
+        {
+            Assert.True(totals.GetValueOrDefault("headercache.hits") > 100, $"hits {totals.GetValueOrDefault("headercache.hits")}");
+            Assert.True(totals.GetValueOrDefault("headercache.misses") > 10, $"misses {totals.GetValueOrDefault("headercache.misses")}");
+            Assert.True(totals.GetValueOrDefault("headercache.saved_bytes") > totals["headercache.hits"] * 24);
+            Assert.Equal(1, totals.GetValueOrDefault("headercache.passthrough_connections|transfer_encoding"));
+        }
+    }
+
+    /// <summary>A minimal app (not the sample) so each test chooses exactly what is wired.</summary>
+    private sealed class MinimalServer : IAsyncDisposable
+    {
+        private readonly WebApplication _app;
+        private volatile bool _sawCacheFeature;
+
+        private MinimalServer(WebApplication app, CapturingLoggerProvider logs)
+        {
+            _app = app;
+            Logs = logs;
+        }
+
+        public CapturingLoggerProvider Logs { get; }
+
+        public IPEndPoint EndPoint { get; private set; } = null!;
+
+        public bool SawCacheFeature => _sawCacheFeature;
+
+        public static async Task<MinimalServer> StartAsync(Action<WebApplicationBuilder> wire)
+        {
+            var logs = new CapturingLoggerProvider();
+            var builder = WebApplication.CreateBuilder(["--urls", "http://127.0.0.1:0"]);
+            builder.Logging.ClearProviders();
+            builder.Logging.AddProvider(logs);
+            wire(builder);
+            WebApplication app = builder.Build();
+            var server = new MinimalServer(app, logs);
+            app.Run(async context =>
+            {
+                bool hasCache = context.Features.Get<HeaderCacheConnection>() is not null;
+                if (hasCache)
+                {
+                    server._sawCacheFeature = true;
+                }
+
+                if (context.Request.Path == "/has-cache")
+                {
+                    await context.Response.WriteAsync(hasCache ? "yes" : "no");
+                    return;
+                }
+
+                await context.Response.WriteAsync(SampleApp.Describe(context, []));
+            });
+            await app.StartAsync();
+            string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+            server.EndPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port);
+            return server;
+        }
+
+        public static async Task<bool> ConnectionHasCacheAsync(System.Net.Sockets.TcpClient client)
+        {
+            await client.GetStream().WriteAsync("GET /has-cache HTTP/1.1\r\nHost: x\r\n\r\n"u8.ToArray());
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            string response = await new RawHttp.ResponseReader(client.GetStream()).ReadAsync(timeout.Token) ?? "";
+            return RawHttp.Body(response) == "yes";
+        }
+
+        public async Task<bool> EventuallyAsync(bool hasCache)
+        {
+            for (int attempt = 0; attempt < 100; attempt++)
+            {
+                using var client = new System.Net.Sockets.TcpClient { NoDelay = true };
+                await client.ConnectAsync(EndPoint);
+                if (await ConnectionHasCacheAsync(client) == hasCache)
+                {
+                    return true;
+                }
+
+                await Task.Delay(100);
+            }
+
+            return false;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await _app.StopAsync();
+            await _app.DisposeAsync();
+        }
+    }
+}
