@@ -1,0 +1,210 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Text;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+using Microsoft.AspNetCore.Http;
+
+namespace HeaderCache.Tests.Compaction;
+
+/// <summary>The reader's side of the <see cref="PipeReader"/> contract, with an in-memory pipe as the transport.</summary>
+public sealed class CompactingPipeReaderTests
+{
+    private const string Head = "GET / HTTP/1.1\r\nHost: x\r\nsec-ch-ua: \"A\"\r\nAccept: */*\r\n\r\n";
+
+    [Fact]
+    public async Task Compacted_head_reaches_the_reader_and_the_taken_lines_wait_in_the_queue()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync(Head);
+        ReadResult result = await fixture.Reader.ReadAsync();
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(result.Buffer));
+        fixture.Reader.AdvanceTo(result.Buffer.End);
+
+        var headers = new HeaderDictionary();
+        Assert.True(fixture.Queue.TryApply(headers));
+        Assert.Equal("\"A\"", headers["sec-ch-ua"]);
+        Assert.Equal("*/*", headers["Accept"]);
+        Assert.False(fixture.Queue.TryApply(new HeaderDictionary()));
+    }
+
+    [Fact]
+    public async Task Request_line_is_forwarded_before_the_head_is_complete()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync("GET / HT");
+        ReadResult first = await fixture.Reader.ReadAsync();
+        Assert.Equal("GET / HT", Text(first.Buffer));
+        fixture.Reader.AdvanceTo(first.Buffer.Start, first.Buffer.End);
+
+        // The header lines are held back until the empty line arrives.
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
+        await fixture.WriteAsync("TP/1.1\r\nsec-ch-ua: \"A\"\r\n");
+        Assert.False(pending.IsCompleted);
+        await fixture.WriteAsync("\r\n");
+        ReadResult second = await pending;
+        Assert.Equal("GET / HTTP/1.1\r\n\r\n", Text(second.Buffer));
+    }
+
+    [Fact]
+    public async Task Examined_but_unconsumed_data_is_not_returned_again_until_more_arrives()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync("GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nab");
+        ReadResult result = await fixture.Reader.ReadAsync();
+        fixture.Reader.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
+        Assert.False(pending.IsCompleted);
+        await fixture.WriteAsync("c");
+        ReadResult next = await pending;
+        Assert.EndsWith("abc", Text(next.Buffer), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task CancelPendingRead_wakes_a_read_that_waits_for_the_transport()
+    {
+        using var fixture = new Fixture();
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
+        Assert.False(pending.IsCompleted);
+        fixture.Reader.CancelPendingRead();
+        ReadResult result = await pending;
+        Assert.True(result.IsCanceled);
+        fixture.Reader.AdvanceTo(result.Buffer.End);
+
+        // The leftover cancellation on the transport side is absorbed: the next read waits for data.
+        ValueTask<ReadResult> next = fixture.Reader.ReadAsync();
+        await Task.Delay(50);
+        Assert.False(next.IsCompleted);
+        await fixture.WriteAsync(Head);
+        ReadResult data = await next;
+        Assert.False(data.IsCanceled);
+        Assert.StartsWith("GET / HTTP/1.1", Text(data.Buffer), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task CancelPendingRead_before_a_read_cancels_that_read()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync(Head);
+        fixture.Reader.CancelPendingRead();
+        ReadResult result = await fixture.Reader.ReadAsync();
+        Assert.True(result.IsCanceled);
+    }
+
+    [Fact]
+    public async Task TryRead_serves_available_input_and_reports_none_without_input()
+    {
+        using var fixture = new Fixture();
+        Assert.False(fixture.Reader.TryRead(out _));
+        await fixture.WriteAsync(Head);
+        Assert.True(fixture.Reader.TryRead(out ReadResult result));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(result.Buffer));
+        fixture.Reader.AdvanceTo(result.Buffer.End);
+    }
+
+    [Fact]
+    public async Task Transport_end_hands_over_a_partial_head_unchanged_and_completes()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync("GET / HTTP/1.1\r\nsec-ch-ua: \"A\"\r\n");
+        await fixture.Transport.Writer.CompleteAsync();
+        ReadResult result = await fixture.Reader.ReadAsync();
+        while (!result.IsCompleted)
+        {
+            fixture.Reader.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+            result = await fixture.Reader.ReadAsync();
+        }
+
+        Assert.Equal("GET / HTTP/1.1\r\nsec-ch-ua: \"A\"\r\n", Text(result.Buffer));
+    }
+
+    [Fact]
+    public async Task Transport_failure_reaches_the_reader()
+    {
+        using var fixture = new Fixture();
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
+        await fixture.Transport.Writer.CompleteAsync(new IOException("reset"));
+        IOException thrown = await Assert.ThrowsAsync<IOException>(async () => await pending);
+        Assert.Equal("reset", thrown.Message);
+    }
+
+    [Fact]
+    public async Task Caller_token_cancels_the_read_without_breaking_the_reader()
+    {
+        using var fixture = new Fixture();
+        using var cts = new CancellationTokenSource();
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync(cts.Token);
+        await cts.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await pending);
+        await fixture.WriteAsync(Head);
+        ReadResult result = await fixture.Reader.ReadAsync();
+        Assert.StartsWith("GET / HTTP/1.1", Text(result.Buffer), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Complete_completes_the_transport_reader()
+    {
+        using var fixture = new Fixture();
+        await fixture.Reader.CompleteAsync();
+        FlushResult flush = await fixture.Transport.Writer.WriteAsync("x"u8.ToArray());
+        Assert.True(flush.IsCompleted);
+    }
+
+    [Fact]
+    public void Steady_state_compaction_allocates_nothing()
+    {
+        var queue = new HeaderInjectionQueue();
+        using var compactor = new HeadCompactor(new HeaderStringCache(), queue, HeadLimits.Default);
+        var output = new ArrayBufferWriter<byte>(64 * 1024);
+        byte[] head = Encoding.ASCII.GetBytes(
+            "GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nsec-ch-ua: \"Chromium\";v=\"146\"\r\n" +
+            "User-Agent: Mozilla/5.0\r\nAccept: image/avif,*/*\r\nSec-Fetch-Dest: image\r\nPOST-ish: 1\r\n\r\n");
+        var headers = new HeaderDictionary();
+
+        void OneRequest()
+        {
+            output.ResetWrittenCount();
+            compactor.Process(head, output);
+            queue.TryApply(headers);
+        }
+
+        for (int i = 0; i < 10; i++)
+        {
+            OneRequest();
+        }
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 1000; i++)
+        {
+            OneRequest();
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.Equal("GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", Encoding.ASCII.GetString(output.WrittenSpan));
+    }
+
+    private static string Text(ReadOnlySequence<byte> buffer) => Encoding.ASCII.GetString(buffer.ToArray());
+
+    private sealed class Fixture : IDisposable
+    {
+        public Fixture()
+        {
+            Transport = new Pipe();
+            Queue = new HeaderInjectionQueue();
+            Compactor = new HeadCompactor(new HeaderStringCache(), Queue, HeadLimits.Default);
+            Reader = new CompactingPipeReader(Transport.Reader, Compactor, CompactingPipeReader.CreatePipeOptions(null));
+        }
+
+        public Pipe Transport { get; }
+
+        public HeaderInjectionQueue Queue { get; }
+
+        public HeadCompactor Compactor { get; }
+
+        public CompactingPipeReader Reader { get; }
+
+        public async Task WriteAsync(string text) => await Transport.Writer.WriteAsync(Encoding.ASCII.GetBytes(text));
+
+        public void Dispose() => Compactor.Dispose();
+    }
+}
