@@ -1,0 +1,146 @@
+using System.Buffers;
+using System.Text;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+using Microsoft.AspNetCore.Http;
+
+namespace HeaderCache.Tests.Compaction;
+
+/// <summary>Which lines the compactor takes out, and where it steps aside.</summary>
+public sealed class HeadCompactorTests
+{
+    [Fact]
+    public void Takes_out_unique_cacheable_lines_and_keeps_what_Kestrel_acts_on()
+    {
+        var (output, taken, reason) = Run(
+            "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n" +
+            "Keep-Alive: 5\r\nTE: trailers\r\nX-A:  one \r\nAccept: */*\r\n\r\nhi");
+        Assert.Equal(
+            "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nConnection: keep-alive\r\nExpect: 100-continue\r\nKeep-Alive: 5\r\nTE: trailers\r\n\r\nhi",
+            output);
+        Assert.Equal(["X-A=one", "Accept=*/*"], taken);
+        Assert.Equal(PassThroughReason.None, reason);
+    }
+
+    [Fact]
+    public void Leaves_repeated_names_empty_values_long_values_and_excluded_names_in_the_bytes()
+    {
+        string longValue = new('v', 257);
+        string head = "GET / HTTP/1.1\r\nHost: h\r\nX-Dup: 1\r\nx-dup: 2\r\nX-Empty: \r\nX-Long: " + longValue +
+            "\r\nX-Secret: s\r\nX-Ok: ok\r\n\r\n";
+        var (output, taken, _) = Run(head, excluded: ["x-secret"]);
+        Assert.Equal(head.Replace("X-Ok: ok\r\n", "", StringComparison.Ordinal), output);
+        Assert.Equal(["X-Ok=ok"], taken);
+    }
+
+    [Fact]
+    public void A_body_of_known_length_is_never_parsed_as_a_head()
+    {
+        const string body = "GET / HTTP/1.1\r\nX-In-Body: 1\r\n\r\n";
+        string input = $"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: {body.Length}\r\n\r\n{body}GET /next HTTP/1.1\r\nHost: h\r\nX-After: 2\r\n\r\n";
+        var (output, taken, _) = Run(input);
+        Assert.Equal($"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: {body.Length}\r\n\r\n{body}GET /next HTTP/1.1\r\nHost: h\r\n\r\n", output);
+        Assert.Equal(["X-After=2"], taken);
+    }
+
+    [Theory]
+    [InlineData("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n0\r\n\r\n", nameof(PassThroughReason.TransferEncoding))]
+    [InlineData("GET / HTTP/1.0\r\nX-A: 1\r\n\r\n", nameof(PassThroughReason.Version))]
+    [InlineData("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", nameof(PassThroughReason.Http2))]
+    [InlineData("CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\nX-A: 1\r\n\r\n", nameof(PassThroughReason.Connect))]
+    [InlineData("GET / HTTP/1.1\nX-A: 1\r\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nX-A: 1\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nX-A : 1\r\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nX-A: 1\r\n continued\r\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nX-A: caf\u00e9\r\n\r\n", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nContent-Length: +1\r\n\r\nx", nameof(PassThroughReason.Malformed))]
+    [InlineData("GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", nameof(PassThroughReason.Malformed))]
+    [InlineData("\u0016\u0003\u0001\u0002\u0000\u0001\u0000\u00fc\u0003\u0003", nameof(PassThroughReason.Tls))]
+    public void Steps_aside_and_hands_over_the_exact_bytes(string input, string expected)
+    {
+        var (output, taken, reason) = Run(input);
+        Assert.Equal(expected, reason.ToString());
+        Assert.Equal(input, output);
+        Assert.Empty(taken);
+    }
+
+    [Fact]
+    public void An_upgrade_request_is_compacted_and_what_follows_passes_through()
+    {
+        string input = "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nX-A: 1\r\n\r\nGET / HTTP/1.1\r\nX-B: 2\r\n\r\n";
+        var (output, taken, reason) = Run(input);
+        Assert.Equal(PassThroughReason.Upgrade, reason);
+        Assert.Equal(input.Replace("X-A: 1\r\n", "", StringComparison.Ordinal), output);
+        Assert.Equal(["X-A=1"], taken);
+    }
+
+    [Fact]
+    public void Heads_over_a_limit_pass_through_whole()
+    {
+        var limits = new HeadLimits(MaxRequestLineSize: 64, MaxRequestHeadersTotalSize: 64, MaxRequestHeaderCount: 2);
+        string tooMany = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+        string tooBig = "GET / HTTP/1.1\r\nA: " + new string('a', 64) + "\r\n\r\n";
+        string longLine = "GET /" + new string('a', 64) + " HTTP/1.1\r\nA: 1\r\n\r\n";
+        foreach (string input in new[] { tooMany, tooBig, longLine })
+        {
+            var (output, _, reason) = Run(input, limits: limits);
+            Assert.Equal(PassThroughReason.OverLimit, reason);
+            Assert.Equal(input, output);
+        }
+
+        var (atLimit, taken, ok) = Run("GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\n\r\n", limits: limits);
+        Assert.Equal(PassThroughReason.None, ok);
+        Assert.Equal("GET / HTTP/1.1\r\n\r\n", atLimit);
+        Assert.Equal(2, taken.Count);
+    }
+
+    [Fact]
+    public void Leading_empty_lines_are_handed_over_and_the_head_after_them_is_compacted()
+    {
+        var (output, taken, _) = Run("\r\n\n\rGET / HTTP/1.1\r\nX-A: 1\r\n\r\n");
+        Assert.Equal("\r\n\n\rGET / HTTP/1.1\r\n\r\n", output);
+        Assert.Equal(["X-A=1"], taken);
+    }
+
+    [Fact]
+    public void Any_split_of_the_input_gives_the_same_output()
+    {
+        const string input = "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nX-A: 1\r\n\r\nabcGET /b HTTP/1.1\r\nHost: h\r\nX-B: 2\r\n\r\n";
+        var (whole, wholeTaken, _) = Run(input);
+        for (int cut = 1; cut < input.Length; cut++)
+        {
+            var (output, taken, _) = Run(input, cut);
+            Assert.Equal(whole, output);
+            Assert.Equal(wholeTaken, taken);
+        }
+    }
+
+    private static (string Output, List<string> Taken, PassThroughReason Reason) Run(
+        string input, int cut = -1, string[]? excluded = null, HeadLimits? limits = null)
+    {
+        var queue = new HeaderInjectionQueue();
+        using var compactor = new HeadCompactor(new HeaderStringCache(), queue, limits ?? HeadLimits.Default, excluded);
+        var output = new ArrayBufferWriter<byte>();
+        byte[] bytes = Encoding.Latin1.GetBytes(input);
+        if (cut > 0)
+        {
+            compactor.Process(bytes.AsSpan(0, cut), output);
+            compactor.Process(bytes.AsSpan(cut), output);
+        }
+        else
+        {
+            compactor.Process(bytes, output);
+        }
+
+        var taken = new List<string>();
+        var headers = new HeaderDictionary();
+        while (queue.TryApply(headers))
+        {
+            taken.AddRange(headers.Select(h => $"{h.Key}={h.Value}"));
+            headers.Clear();
+        }
+
+        return (Encoding.Latin1.GetString(output.WrittenSpan), taken, compactor.PassThroughReason);
+    }
+}
