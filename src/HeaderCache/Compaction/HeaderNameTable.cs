@@ -9,11 +9,12 @@ namespace HeaderCache.Compaction;
 /// <para><b>Kept for Kestrel</b>: headers that Kestrel itself acts on while it parses a request (framing,
 /// connection management, host validation, protocol switches). Their lines always stay in the bytes.</para>
 /// <para><b>Known</b>: the request headers Kestrel stores in fields of its own header collection
-/// (<c>HttpRequestHeaders</c>). For these Kestrel reports its canonical name whatever casing was
-/// sent, so the compaction can re-inject them under the canonical constant and needs no name string.
-/// Every other name is reported by Kestrel with the casing of the line, so its string comes from the
-/// connection's cache. The list must never hold a name Kestrel does not know, or the casing seen by
-/// the application would change.</para>
+/// (<c>HttpRequestHeaders</c>). Kestrel reports these under its canonical name whatever casing was sent,
+/// so the compaction re-injects them under these constants and needs no name string. Every other name
+/// comes from the connection's cache with the casing of the line; Kestrel then stores it exactly as its
+/// parser would (names matching a <c>HeaderNames</c> constant are interned to that constant in both
+/// paths, the rest keep the casing sent). The list must never hold a name Kestrel does not store in a
+/// field, or the casing seen by the application could change.</para>
 /// </remarks>
 internal static class HeaderNameTable
 {
