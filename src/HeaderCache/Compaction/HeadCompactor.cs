@@ -52,6 +52,7 @@ internal sealed class HeadCompactor : IDisposable
     private int _headersStart;
     private int _lineStart;
     private int _headerCount;
+    private HeaderLine[] _lines = [];
     private long _contentLength;
     private bool _upgrade;
     private long _bodyRemaining;
@@ -239,7 +240,7 @@ internal sealed class HeadCompactor : IDisposable
             return;
         }
 
-        PassThroughReason reason = CheckHeaderLine(line[..^2]);
+        PassThroughReason reason = OnHeaderLine(_lineStart, _length);
         if (reason != PassThroughReason.None)
         {
             EnterPassThrough(reason, output);
@@ -280,19 +281,15 @@ internal sealed class HeadCompactor : IDisposable
         return method.SequenceEqual("CONNECT"u8) ? PassThroughReason.Connect : PassThroughReason.None;
     }
 
-    private PassThroughReason CheckHeaderLine(ReadOnlySpan<byte> content)
+    // Checks a complete header line as soon as it ends and, if it may be taken out, resolves its strings
+    // now: the cache's lookup is also the validation of the value, so every byte is looked at once.
+    private PassThroughReason OnHeaderLine(int start, int end)
     {
+        ReadOnlySpan<byte> content = _head.AsSpan(start, end - start - 2);
         int colon = content.IndexOf((byte)':');
-        if (colon <= 0)
+        if (colon <= 0 || content[..colon].ContainsAnyExcept(TokenBytes))
         {
-            return PassThroughReason.Malformed;
-        }
-
-        // A token name also rules out obs-fold (leading SP/HTAB) and whitespace before the colon.
-        ReadOnlySpan<byte> name = content[..colon];
-        ReadOnlySpan<byte> value = content[(colon + 1)..];
-        if (name.ContainsAnyExcept(TokenBytes) || value.ContainsAnyExcept(FieldBytes))
-        {
+            // Also rules out obs-fold (leading SP/HTAB) and whitespace before the colon.
             return PassThroughReason.Malformed;
         }
 
@@ -301,12 +298,59 @@ internal sealed class HeadCompactor : IDisposable
             return PassThroughReason.OverLimit;
         }
 
-        if (!HeaderNameTable.IsKeptForKestrel(name))
+        ReadOnlySpan<byte> name = content[..colon];
+        ReadOnlySpan<byte> raw = content[(colon + 1)..];
+        int first = raw.IndexOfAnyExcept(SP, HTAB);
+        ReadOnlySpan<byte> value = first < 0 ? [] : raw[first..(raw.LastIndexOfAnyExcept(SP, HTAB) + 1)];
+        var line = new HeaderLine(start, end, name);
+
+        if (HeaderNameTable.IsKeptForKestrel(name))
         {
-            return PassThroughReason.None;
+            if (value.ContainsAnyExcept(FieldBytes))
+            {
+                return PassThroughReason.Malformed;
+            }
+
+            PassThroughReason reason = OnKeptHeader(name, value);
+            if (reason != PassThroughReason.None)
+            {
+                return reason;
+            }
+        }
+        else if (value.IsEmpty || value.Length > _cache.MaxLength || name.Length > _cache.MaxLength || IsExcluded(name))
+        {
+            if (value.ContainsAnyExcept(FieldBytes))
+            {
+                return PassThroughReason.Malformed;
+            }
+        }
+        else
+        {
+            if (!_cache.TryGetOrAdd(value, out string? valueString))
+            {
+                // Not too long, so a byte other than VCHAR, SP or HTAB.
+                return PassThroughReason.Malformed;
+            }
+
+            string? nameString = HeaderNameTable.GetKnownName(name);
+            if (nameString is not null || _cache.TryGetOrAdd(name, out nameString))
+            {
+                line.Name = nameString;
+                line.Value = valueString;
+            }
         }
 
-        value = Trim(value);
+        if (_headerCount > _lines.Length)
+        {
+            GrowLines();
+        }
+
+        _lines[_headerCount - 1] = line;
+        return PassThroughReason.None;
+    }
+
+    private PassThroughReason OnKeptHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
         if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
         {
             // Kestrel rejects a second Content-Length and anything its number parser refuses; accept only
@@ -335,11 +379,40 @@ internal sealed class HeadCompactor : IDisposable
         return PassThroughReason.None;
     }
 
+    private bool IsExcluded(ReadOnlySpan<byte> name)
+    {
+        foreach (byte[] excluded in _excluded)
+        {
+            if (Ascii.EqualsIgnoreCase(name, excluded))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private void GrowLines()
+    {
+        HeaderLine[] grown = ArrayPool<HeaderLine>.Shared.Rent(Math.Max(32, _lines.Length * 2));
+        _lines.AsSpan().CopyTo(grown);
+        ReturnLines();
+        _lines = grown;
+    }
+
+    private void ReturnLines()
+    {
+        if (_lines.Length != 0)
+        {
+            ArrayPool<HeaderLine>.Shared.Return(_lines, clearArray: true);
+            _lines = [];
+        }
+    }
+
     private void CompleteHead(IBufferWriter<byte> output)
     {
         Debug.Assert(_forwarded == _headersStart, "The request line is forwarded before the header lines.");
         Compact(output);
-        _queue.Publish();
         CompactedHeads++;
         ReturnHeadBuffer();
 
@@ -362,84 +435,39 @@ internal sealed class HeadCompactor : IDisposable
     private void Compact(IBufferWriter<byte> output)
     {
         ReadOnlySpan<byte> head = _head.AsSpan(0, _length);
-        Span<Line> lines = _headerCount <= 64 ? stackalloc Line[64] : new Line[_headerCount];
-        lines = lines[.._headerCount];
-        int position = _headersStart;
-        for (int i = 0; i < lines.Length; i++)
-        {
-            int end = position + head[position..].IndexOf(LF) + 1;
-            lines[i] = Line.Parse(head, position, end);
-            position = end;
-        }
-
+        Span<HeaderLine> lines = _lines.AsSpan(0, _headerCount);
         int unwritten = _headersStart;
         for (int i = 0; i < lines.Length; i++)
         {
-            ref readonly Line line = ref lines[i];
-            if (!IsCandidate(head, lines, i) || !TryResolve(head, line, out string? name, out string? value))
+            ref HeaderLine line = ref lines[i];
+            if (line.Value is null || IsRepeated(head, lines, i))
             {
+                line.Value = null;
                 continue;
             }
 
             output.Write(head[unwritten..line.Start]);
             unwritten = line.End;
-            _queue.Add(name, value);
             StrippedLines++;
         }
 
         output.Write(head[unwritten..]);
+        _queue.Publish(lines);
     }
 
-    private bool IsCandidate(ReadOnlySpan<byte> head, ReadOnlySpan<Line> lines, int index)
+    // A name sent more than once stays in the bytes with all its values, so their order is Kestrel's.
+    private static bool IsRepeated(ReadOnlySpan<byte> head, ReadOnlySpan<HeaderLine> lines, int index)
     {
-        Line line = lines[index];
-        ReadOnlySpan<byte> name = line.Name(head);
-        if (line.ValueEnd == line.ValueStart || HeaderNameTable.IsKeptForKestrel(name))
-        {
-            return false;
-        }
-
-        foreach (byte[] excluded in _excluded)
-        {
-            if (Ascii.EqualsIgnoreCase(name, excluded))
-            {
-                return false;
-            }
-        }
-
-        // A name sent more than once stays in the bytes with all its values, so their order is Kestrel's.
+        HeaderLine line = lines[index];
         for (int j = 0; j < lines.Length; j++)
         {
-            if (j != index && lines[j].Key == line.Key && Ascii.EqualsIgnoreCase(name, lines[j].Name(head)))
+            if (j != index && lines[j].Key == line.Key && Ascii.EqualsIgnoreCase(line.NameBytes(head), lines[j].NameBytes(head)))
             {
-                return false;
+                return true;
             }
         }
 
-        return true;
-    }
-
-    private bool TryResolve(ReadOnlySpan<byte> head, in Line line, out string name, out string value)
-    {
-        ReadOnlySpan<byte> valueBytes = head[line.ValueStart..line.ValueEnd];
-        ReadOnlySpan<byte> nameBytes = line.Name(head);
-        name = value = null!;
-        if (valueBytes.Length > _cache.MaxLength)
-        {
-            return false;
-        }
-
-        string? known = HeaderNameTable.GetKnownName(nameBytes);
-        if (known is not null)
-        {
-            name = known;
-        }
-        else if (!_cache.TryGetOrAdd(nameBytes, out name!))
-        {
-            return false;
-        }
-
-        return _cache.TryGetOrAdd(valueBytes, out value!);
+        return false;
     }
 
     private void BeginHead()
@@ -489,6 +517,7 @@ internal sealed class HeadCompactor : IDisposable
             _head = [];
         }
 
+        ReturnLines();
         _length = _forwarded = 0;
     }
 
@@ -515,47 +544,5 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         return false;
-    }
-
-    /// <summary>Offsets of one validated header line in the head buffer.</summary>
-    private readonly struct Line
-    {
-        public readonly int Start;
-        public readonly int NameEnd;
-        public readonly int ValueStart;
-        public readonly int ValueEnd;
-        public readonly int End;
-        public readonly int Key;
-
-        private Line(int start, int nameEnd, int valueStart, int valueEnd, int end, int key)
-        {
-            Start = start;
-            NameEnd = nameEnd;
-            ValueStart = valueStart;
-            ValueEnd = valueEnd;
-            End = end;
-            Key = key;
-        }
-
-        public ReadOnlySpan<byte> Name(ReadOnlySpan<byte> head) => head[Start..NameEnd];
-
-        public static Line Parse(ReadOnlySpan<byte> head, int start, int end)
-        {
-            int nameEnd = start + head[start..end].IndexOf((byte)':');
-            ReadOnlySpan<byte> raw = head[(nameEnd + 1)..(end - 2)];
-            int valueStart = nameEnd + 1;
-            int valueEnd = valueStart;
-            int first = raw.IndexOfAnyExcept(SP, HTAB);
-            if (first >= 0)
-            {
-                valueStart += first;
-                valueEnd = nameEnd + 1 + raw.LastIndexOfAnyExcept(SP, HTAB) + 1;
-            }
-
-            // Cheap key for spotting repeated names: length and the first and last bytes, case-folded.
-            int length = nameEnd - start;
-            int key = (length << 16) | ((head[start] | 0x20) << 8) | (head[nameEnd - 1] | 0x20);
-            return new Line(start, nameEnd, valueStart, valueEnd, end, key);
-        }
     }
 }

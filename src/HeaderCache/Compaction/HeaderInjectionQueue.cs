@@ -22,7 +22,6 @@ internal sealed class HeaderInjectionQueue
     private int _pairEnd;
     private int _entryStart;
     private int _entryEnd;
-    private int _openPairs;
 
     /// <summary>Entries waiting for their request.</summary>
     public int PendingEntries
@@ -36,24 +35,27 @@ internal sealed class HeaderInjectionQueue
         }
     }
 
-    /// <summary>Adds a pair to the entry being built. Called only by the compactor.</summary>
-    public void Add(string name, string value)
+    /// <summary>
+    /// Publishes, as the next request's entry, the lines of <paramref name="lines"/> that have a value.
+    /// Called only by the compactor, once per compacted head.
+    /// </summary>
+    public void Publish(ReadOnlySpan<HeaderLine> lines)
     {
         lock (_lock)
         {
-            EnsureRoom(ref _names, ref _values, ref _pairStart, ref _pairEnd);
-            _names[_pairEnd] = name;
-            _values[_pairEnd] = value;
-            _pairEnd++;
-            _openPairs++;
-        }
-    }
+            int count = 0;
+            foreach (ref readonly HeaderLine line in lines)
+            {
+                if (line.Value is not null)
+                {
+                    EnsureRoom(ref _names, ref _values, ref _pairStart, ref _pairEnd);
+                    _names[_pairEnd] = line.Name!;
+                    _values[_pairEnd] = line.Value;
+                    _pairEnd++;
+                    count++;
+                }
+            }
 
-    /// <summary>Publishes the entry built since the last call as the next request's.</summary>
-    public void Publish()
-    {
-        lock (_lock)
-        {
             if (_entryEnd == _counts.Length)
             {
                 int pending = _entryEnd - _entryStart;
@@ -70,8 +72,7 @@ internal sealed class HeaderInjectionQueue
                 _entryEnd = pending;
             }
 
-            _counts[_entryEnd++] = _openPairs;
-            _openPairs = 0;
+            _counts[_entryEnd++] = count;
         }
     }
 
@@ -100,10 +101,7 @@ internal sealed class HeaderInjectionQueue
             if (_entryStart == _entryEnd)
             {
                 _entryStart = _entryEnd = 0;
-                if (_openPairs == 0)
-                {
-                    _pairStart = _pairEnd = 0;
-                }
+                _pairStart = _pairEnd = 0;
             }
 
             return true;
