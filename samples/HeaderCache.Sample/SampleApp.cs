@@ -43,7 +43,7 @@ public static class SampleApp
 
         if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/stats", StringComparison.Ordinal))
         {
-            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests)));
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0)));
         }
 
         return EchoAsync(context);
@@ -86,5 +86,5 @@ public static class SampleApp
         return view.ToString();
     }
 
-    private sealed record Stats(long AllocatedBytes, long Requests);
+    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0);
 }

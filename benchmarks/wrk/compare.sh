@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Side-by-side wrk comparison of the sample server in three modes, interleaved:
+#   headercache      HeaderCache on (the sample's default)
+#   kestrel          HeaderCache__Enabled=false                       (stock Kestrel, the baseline)
+#   kestrel-noreuse  HeaderCache__Enabled=false, Kestrel__DisableStringReuse=true
+#
+# For every round: a fresh server process per mode (all three started at the start of the round, idle
+# while another one is measured), then for every profile the three modes one after the other
+# (A B C, A B C, ...), each with a warm-up run and a measured run. Around the measured run the script
+# reads /stats for allocated bytes, request count and gen0 collections, and /proc for the server's CPU
+# time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
+# (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
+#
+# Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
+#                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
+#                                  [--no-build] [--results DIR]
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$REPO/benchmarks/wrk"
+
+DURATION=10
+WARMUP=3
+CONNECTIONS=4
+ROUNDS=3
+PROFILES="plaintext chrome firefox safari proxy-pool churn"
+PIPELINE=1
+GC=workstation
+BUILD=1
+QUICK=0
+RESULTS_ROOT="$HERE/results"
+
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) QUICK=1; DURATION=2; WARMUP=1; ROUNDS=3; PROFILES="chrome proxy-pool plaintext churn" ;;
+    --duration) DURATION="${2%s}"; shift ;;
+    --warmup) WARMUP="${2%s}"; shift ;;
+    --connections) CONNECTIONS="$2"; shift ;;
+    --rounds) ROUNDS="$2"; shift ;;
+    --profiles) PROFILES="${2//,/ }"; shift ;;
+    --pipeline) PIPELINE="$2"; shift ;;
+    --gc) GC="$2"; shift ;;
+    --no-build) BUILD=0 ;;
+    --results) RESULTS_ROOT="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+for v in DURATION WARMUP CONNECTIONS ROUNDS PIPELINE; do
+  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
+done
+case "$GC" in workstation) GC_SERVER=0 ;; server) GC_SERVER=1 ;; *) echo "--gc workstation|server" >&2; exit 2 ;; esac
+for p in $PROFILES; do [[ -f "$REPO/traffic/$p.http" ]] || { echo "no profile traffic/$p.http" >&2; exit 2; }; done
+
+command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2; exit 1; }
+command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
+
+START_TIME=$(date +%s)
+DLL="$REPO/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"
+if [[ $BUILD == 1 ]]; then
+  echo "== build (Release, artifacts/wrk)"
+  dotnet build "$REPO/samples/HeaderCache.Sample" -c Release --artifacts-path "$REPO/artifacts/wrk" -nologo -v q \
+    | grep -E "error|Warn|Elapsed" || true
+fi
+[[ -f "$DLL" ]] || { echo "build output $DLL missing" >&2; exit 1; }
+
+RUN_NAME="$(date +%Y%m%d-%H%M%S)-$([[ $QUICK == 1 ]] && echo quick || echo full)"
+OUT="$RESULTS_ROOT/$RUN_NAME"
+mkdir -p "$OUT/logs"
+ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
+RUNS_CSV="$OUT/runs.csv"
+echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors" > "$RUNS_CSV"
+
+MODES=(headercache kestrel kestrel-noreuse)
+mode_env() {
+  case "$1" in
+    headercache) echo "HeaderCache__Enabled=true Kestrel__DisableStringReuse=false" ;;
+    kestrel) echo "HeaderCache__Enabled=false Kestrel__DisableStringReuse=false" ;;
+    kestrel-noreuse) echo "HeaderCache__Enabled=false Kestrel__DisableStringReuse=true" ;;
+  esac
+}
+
+declare -A PID PORT
+cleanup() {
+  for m in "${!PID[@]}"; do
+    kill "${PID[$m]}" 2>/dev/null || true
+  done
+  for m in "${!PID[@]}"; do
+    wait "${PID[$m]}" 2>/dev/null || true
+  done
+  PID=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start_server() { # mode round: launch only; wait_server finds the port
+  local mode=$1
+  # shellcheck disable=SC2046
+  env $(mode_env "$mode") DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
+    "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
+    dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" \
+    >"$OUT/logs/server-$mode-r$2.log" 2>&1 &
+  PID[$mode]=$!
+}
+
+wait_server() { # mode round
+  local mode=$1 log="$OUT/logs/server-$1-r$2.log" port=""
+  for _ in $(seq 300); do
+    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" | head -1 | sed 's/.*://') || true
+    [[ -n "$port" ]] && break
+    kill -0 "${PID[$mode]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || { echo "server $mode did not start; log:" >&2; cat "$log" >&2; exit 1; }
+  PORT[$mode]=$port
+  stats "$mode" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
+}
+
+stats() { # mode -> "allocated requests gen0"
+  curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats" \
+    | sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*/\1 \2 \3/p' | grep .
+}
+
+cpu_ticks() { # pid -> utime+stime in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+run_wrk() { # mode profile seconds outfile
+  local mode=$1 profile=$2 secs=$3
+  timeout $((secs + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${secs}s" --timeout 10s --latency \
+    -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$REPO/traffic/$profile.http" "$PIPELINE" >"$4" 2>&1 \
+    || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
+}
+
+echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
+echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, warm-up ${WARMUP}s, measured ${DURATION}s"
+echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
+CLK_TCK=$(getconf CLK_TCK)
+
+for round in $(seq "$ROUNDS"); do
+  for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
+  for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
+  for profile in $PROFILES; do
+    for mode in "${MODES[@]}"; do
+      run_wrk "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt"
+      s0=$(stats "$mode"); s1=$(stats "$mode")
+      read -r a0 _ _ <<<"$s0"
+      read -r a1 r1 g1 <<<"$s1"
+      stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
+      c1=$(cpu_ticks "${PID[$mode]}")
+      wrk_out="$OUT/logs/wrk-$profile-$mode-r$round.txt"
+      run_wrk "$mode" "$profile" "$DURATION" "$wrk_out"
+      c2=$(cpu_ticks "${PID[$mode]}")
+      s2=$(stats "$mode")
+      read -r a2 r2 g2 <<<"$s2"
+      line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
+      field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
+      errors=$(( $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
+      server_requests=$((r2 - r1 - 1))   # the second /stats request itself is counted in r2
+      allocated=$((a2 - a1 - stats_cost))
+      echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,$(field requests),$(field rps),$(field p50_us),$(field p90_us),$(field p99_us),$(field max_us),$server_requests,$allocated,$((g2 - g1)),$((c2 - c1)),$CLK_TCK,$errors" >> "$RUNS_CSV"
+      printf '   round %d %-11s %-16s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
+        "$(field rps)" "$(awk -v u="$(field p99_us)" 'BEGIN { print u / 1000 }')" \
+        "$((allocated / (server_requests > 0 ? server_requests : 1)))" "$errors"
+    done
+  done
+  cleanup
+done
+
+echo "== finished in $(( $(date +%s) - START_TIME ))s, build included; results in $OUT"
+# The table, then (last lines of the output) one "RESULT <profile> ..." line per profile.
+python3 "$HERE/summarize.py" "$RUNS_CSV" --out "$OUT"

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Summarizes compare.sh's runs.csv: medians over rounds per profile and mode, ratios to stock Kestrel.
+
+Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
+then one line per profile: RESULT <profile> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
+(HeaderCache on divided by Kestrel default). Standard library only.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+
+MODES = ["headercache", "kestrel", "kestrel-noreuse"]
+BASELINE = "kestrel"
+# (key, header, format) of the figures, all medians over rounds; ratios are median(mode) / median(kestrel).
+FIGURES = [
+    ("rps", "req/s", "{:.0f}"),
+    ("p50_ms", "p50 ms", "{:.3f}"),
+    ("p99_ms", "p99 ms", "{:.3f}"),
+    ("bytes_per_req", "B/req", "{:.0f}"),
+    ("gen0_per_100k", "gen0/100k", "{:.1f}"),
+    ("cpu_us_per_req", "CPU us/req", "{:.1f}"),
+]
+
+
+def per_run(row):
+    requests = int(row["server_requests"])
+    n = max(requests, 1)
+    return {
+        "rps": float(row["wrk_rps"]),
+        "p50_ms": int(row["p50_us"]) / 1000.0,
+        "p99_ms": int(row["p99_us"]) / 1000.0,
+        "bytes_per_req": int(row["allocated_bytes"]) / n,
+        "gen0_per_100k": int(row["gen0"]) * 100000.0 / n,
+        "cpu_us_per_req": int(row["cpu_ticks"]) * 1e6 / int(row["clk_tck"]) / n,
+        "errors": int(row["errors"]),
+        "wrk_requests": int(row["wrk_requests"]),
+        "server_requests": requests,
+    }
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("runs_csv")
+    ap.add_argument("--out", help="folder for summary.csv/.md/.txt (default: the folder of runs.csv)")
+    args = ap.parse_args()
+    out = args.out or os.path.dirname(os.path.abspath(args.runs_csv))
+
+    with open(args.runs_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        sys.exit("no runs in " + args.runs_csv)
+
+    profiles = list(dict.fromkeys(r["profile"] for r in rows))
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["profile"], r["mode"]), []).append(per_run(r))
+    pipeline = rows[0]["pipeline"]
+    connections = rows[0]["connections"]
+    duration = rows[0]["duration_s"]
+
+    summary = []
+    for p in profiles:
+        med = {}
+        for m in MODES:
+            rs = runs.get((p, m), [])
+            if rs:
+                med[m] = {k: statistics.median(x[k] for x in rs) for k, _, _ in FIGURES}
+                med[m]["rounds"] = len(rs)
+                med[m]["rps_min"] = min(x["rps"] for x in rs)
+                med[m]["rps_max"] = max(x["rps"] for x in rs)
+                med[m]["errors"] = sum(x["errors"] for x in rs)
+                med[m]["wrk_requests"] = sum(x["wrk_requests"] for x in rs)
+                med[m]["server_requests"] = sum(x["server_requests"] for x in rs)
+        base = med.get(BASELINE)
+        for m in MODES:
+            if m not in med:
+                continue
+            row = {"profile": p, "mode": m}
+            row.update(med[m])
+            for k, _, _ in FIGURES:
+                row[k + "_ratio"] = ratio(med[m][k], base[k]) if base else float("nan")
+            summary.append(row)
+
+    keys = ["profile", "mode", "rounds"]
+    for k, _, _ in FIGURES:
+        keys += [k, k + "_ratio"]
+    keys += ["rps_min", "rps_max", "errors", "wrk_requests", "server_requests"]
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        w.writeheader()
+        for row in summary:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+    note = (f"wrk -t{connections} -c{connections} (one connection per thread), {duration}s measured per run, "
+            f"pipeline depth {pipeline}; medians over rounds; (x) = ratio to '{BASELINE}' (stock Kestrel). "
+            "req/s counts HTTP requests (wrk counts every response, pipelined or not).")
+    if pipeline != "1":
+        note += f" Latency is per pipelined batch of {pipeline} requests (write of the batch to its last response)."
+
+    def cell(row, k, fmt):
+        return f"{fmt.format(row[k])} ({row[k + '_ratio']:.3f})"
+
+    headers = ["profile", "mode"] + [h for _, h, _ in FIGURES] + ["errors"]
+    table = [[r["profile"], r["mode"]] + [cell(r, k, fmt) for k, _, fmt in FIGURES] + [str(r["errors"])] for r in summary]
+    widths = [max(len(headers[i]), *(len(t[i]) for t in table)) for i in range(len(headers))]
+    text_lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))]
+    for t in table:
+        text_lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))))
+
+    md = ["# wrk comparison", "", note, "",
+          "| " + " | ".join(headers) + " |",
+          "|" + "|".join(["---", "---"] + ["---:"] * (len(headers) - 2)) + "|"]
+    md += ["| " + " | ".join(t) + " |" for t in table]
+
+    results = []
+    for p in profiles:
+        r = next((x for x in summary if x["profile"] == p and x["mode"] == "headercache"), None)
+        if r is not None:
+            results.append(f"RESULT {p} rps_ratio={r['rps_ratio']:.3f} alloc_ratio={r['bytes_per_req_ratio']:.3f} "
+                           f"p99_ratio={r['p99_ms_ratio']:.3f}")
+
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write("\n".join(md + [""] + ["    " + x for x in results]) + "\n")
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write("\n".join([note, ""] + text_lines + [""] + results) + "\n")
+
+    print(note)
+    print()
+    print("\n".join(text_lines))
+    errors = sum(r["errors"] for r in summary)
+    if errors:
+        print(f"WARNING: {errors} wrk errors (socket errors, timeouts or non-2xx/3xx responses); see logs/.")
+    print()
+    print("\n".join(results))
+
+
+if __name__ == "__main__":
+    main()
