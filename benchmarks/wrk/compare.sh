@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Side-by-side wrk comparison of the sample server in three modes, interleaved:
 #   headercache      HeaderCache on (the sample's default)
-#   kestrel          HeaderCache__Enabled=false                       (stock Kestrel, the baseline)
-#   kestrel-noreuse  HeaderCache__Enabled=false, Kestrel__DisableStringReuse=true
+#   kestrel          Sample__KestrelOnly=true: HeaderCache not registered at all (stock Kestrel, the baseline)
+#   kestrel-noreuse  Sample__KestrelOnly=true, Kestrel__DisableStringReuse=true
+# The app answers every request with "Hello, World!" (Sample__Echo=false) so that the figures are the
+# server's own per-request cost; --echo measures with the sample's echo endpoint instead.
 #
 # For every round: a fresh server process per mode (all three started at the start of the round, idle
 # while another one is measured), then for every profile the three modes one after the other
@@ -13,7 +15,7 @@
 #
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
-#                                  [--no-build] [--results DIR]
+#                                  [--no-build] [--results DIR] [--echo]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,8 +31,9 @@ GC=workstation
 BUILD=1
 QUICK=0
 RESULTS_ROOT="$HERE/results"
+APP_ENV="Sample__Echo=false"
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --gc) GC="$2"; shift ;;
     --no-build) BUILD=0 ;;
     --results) RESULTS_ROOT="$2"; shift ;;
+    --echo) APP_ENV="Sample__Echo=true" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -79,9 +83,9 @@ echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p5
 MODES=(headercache kestrel kestrel-noreuse)
 mode_env() {
   case "$1" in
-    headercache) echo "HeaderCache__Enabled=true Kestrel__DisableStringReuse=false" ;;
-    kestrel) echo "HeaderCache__Enabled=false Kestrel__DisableStringReuse=false" ;;
-    kestrel-noreuse) echo "HeaderCache__Enabled=false Kestrel__DisableStringReuse=true" ;;
+    headercache) echo "Sample__KestrelOnly=false HeaderCache__Enabled=true Kestrel__DisableStringReuse=false $APP_ENV" ;;
+    kestrel) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=false $APP_ENV" ;;
+    kestrel-noreuse) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=true $APP_ENV" ;;
   esac
 }
 

@@ -19,31 +19,39 @@ public static class SampleApp
         var builder = WebApplication.CreateBuilder(args);
 
         // The one line: HeaderCache on every endpoint, options from the "HeaderCache" section.
-        builder.WebHost.UseHeaderStringCache();
+        // Sample:KestrelOnly=true leaves HeaderCache out entirely, for measuring Kestrel alone.
+        if (!builder.Configuration.GetValue<bool>("Sample:KestrelOnly"))
+        {
+            builder.WebHost.UseHeaderStringCache();
+        }
 
         // Third comparison mode: Kestrel without its own reuse of known header values.
         bool disableStringReuse = builder.Configuration.GetValue<bool>("Kestrel:DisableStringReuse");
         builder.WebHost.ConfigureKestrel(kestrel => kestrel.DisableStringReuse = disableStringReuse);
 
+        // Sample:Echo=false answers every other request like /plaintext, so that load tests measure the
+        // server's per-request cost rather than the echo's own allocations.
+        bool echo = builder.Configuration.GetValue("Sample:Echo", defaultValue: true);
+
         configure?.Invoke(builder);
         var app = builder.Build();
-        app.Run(HandleAsync);
+        app.Run(context => HandleAsync(context, echo));
         return app;
     }
 
-    private static Task HandleAsync(HttpContext context)
+    private static Task HandleAsync(HttpContext context, bool echo)
     {
         Interlocked.Increment(ref s_requests);
         HttpRequest request = context.Request;
-        if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal))
-        {
-            context.Response.ContentType = "text/plain";
-            return context.Response.Body.WriteAsync(HelloWorld).AsTask();
-        }
-
         if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/stats", StringComparison.Ordinal))
         {
             return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0)));
+        }
+
+        if (!echo || (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal)))
+        {
+            context.Response.ContentType = "text/plain";
+            return context.Response.Body.WriteAsync(HelloWorld).AsTask();
         }
 
         return EchoAsync(context);
