@@ -12,17 +12,23 @@ namespace HeaderCache.Caching;
 /// name or value: visible ASCII (0x21-0x7E), SP (0x20) and HTAB (0x09). Anything else (controls,
 /// DEL, NUL, obs-text) is refused so that the caller leaves the line to Kestrel.</para>
 /// <para>The hash is defined over 32-byte blocks read as eight native-endian <see cref="uint"/> lanes,
-/// the last block padded with SP; each lane is mixed on its own, and the lanes are folded together
-/// with the length at the end. Because lanes never interact until the fold, the Vector256 path (one
-/// block per step), the Vector128 path (two halves per step) and the scalar path compute the same value.</para>
+/// the last block padded with SP. Each lane starts from the seed plus a lane constant and mixes its own
+/// word of every block; at the end the lanes are multiplied by eight different odd constants, summed,
+/// and finalized with the length and the seed. Lanes never interact before the sum, so the Vector256
+/// path (one block per step), the Vector128 path (two halves per step) and the scalar path compute the
+/// same value.</para>
 /// </remarks>
+[SkipLocalsInit]
 internal static class AsciiHash
 {
     private const int BlockSize = 32;
     private const int Lanes = BlockSize / sizeof(uint);
     private const uint LaneMultiplier = 0x9E3779B1u;
-    private const uint LaneIncrement = 0x7F4A7C15u;
     private const byte Pad = 0x20;
+
+    private static ReadOnlySpan<uint> LaneStart => [0x7F4A7C15u, 0xF39CC060u, 0x5CEDC835u, 0x4D1BCE45u, 0x8A60F0E9u, 0x2B3A4F1Du, 0xC8B5D2E1u, 0x165667B1u];
+
+    private static ReadOnlySpan<uint> FoldMultipliers => [0x85EBCA6Bu, 0xC2B2AE35u, 0x27D4EB2Fu, 0x165667B1u, 0x9E3779B1u, 0x85EBCA77u, 0xC2B2AE3Du, 0x27D4EB4Fu];
 
     /// <summary>Validates <paramref name="bytes"/> and hashes them with <paramref name="seed"/>.</summary>
     /// <returns><see langword="false"/> when a byte is not visible ASCII, SP or HTAB.</returns>
@@ -48,8 +54,11 @@ internal static class AsciiHash
     internal static bool TryHashScalar(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
     {
         Span<uint> lanes = stackalloc uint[Lanes];
-        InitLanes(lanes, seed);
-        Span<byte> last = stackalloc byte[BlockSize];
+        for (int i = 0; i < Lanes; i++)
+        {
+            lanes[i] = seed + LaneStart[i];
+        }
+
         int full = bytes.Length & ~(BlockSize - 1);
         for (int offset = 0; offset < full; offset += BlockSize)
         {
@@ -62,6 +71,7 @@ internal static class AsciiHash
 
         if (full < bytes.Length || bytes.IsEmpty)
         {
+            Span<byte> last = stackalloc byte[BlockSize];
             LoadPadded(bytes[full..], last);
             if (!MixScalar(lanes, last))
             {
@@ -70,16 +80,21 @@ internal static class AsciiHash
             }
         }
 
-        hash = Fold(lanes, seed, bytes.Length);
+        uint sum = 0;
+        for (int i = 0; i < Lanes; i++)
+        {
+            sum += lanes[i] * FoldMultipliers[i];
+        }
+
+        hash = Finish(sum, seed, bytes.Length);
         return true;
     }
 
     internal static bool TryHashVector128(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
     {
-        Span<uint> lanes = stackalloc uint[Lanes];
-        InitLanes(lanes, seed);
-        var low = Vector128.Create<uint>(lanes[..4]);
-        var high = Vector128.Create<uint>(lanes[4..]);
+        var seeds = Vector128.Create(seed);
+        Vector128<uint> low = seeds + Vector128.Create<uint>(LaneStart);
+        Vector128<uint> high = seeds + Vector128.Create<uint>(LaneStart[4..]);
         var invalid = Vector128<byte>.Zero;
         ref byte start = ref MemoryMarshal.GetReference(bytes);
         int full = bytes.Length & ~(BlockSize - 1);
@@ -96,7 +111,7 @@ internal static class AsciiHash
         {
             Span<byte> last = stackalloc byte[BlockSize];
             LoadPadded(bytes[full..], last);
-            var a = Vector128.Create<byte>(last[..16]);
+            var a = Vector128.Create<byte>(last);
             var b = Vector128.Create<byte>(last[16..]);
             invalid |= Invalid(a) | Invalid(b);
             low = Mix(low, a.AsUInt32());
@@ -109,17 +124,14 @@ internal static class AsciiHash
             return false;
         }
 
-        low.CopyTo(lanes);
-        high.CopyTo(lanes[4..]);
-        hash = Fold(lanes, seed, bytes.Length);
+        uint sum = Vector128.Sum(low * Vector128.Create<uint>(FoldMultipliers)) + Vector128.Sum(high * Vector128.Create<uint>(FoldMultipliers[4..]));
+        hash = Finish(sum, seed, bytes.Length);
         return true;
     }
 
     internal static bool TryHashVector256(ReadOnlySpan<byte> bytes, uint seed, out uint hash)
     {
-        Span<uint> lanes = stackalloc uint[Lanes];
-        InitLanes(lanes, seed);
-        var acc = Vector256.Create<uint>(lanes);
+        Vector256<uint> acc = Vector256.Create(seed) + Vector256.Create<uint>(LaneStart);
         var invalid = Vector256<byte>.Zero;
         ref byte start = ref MemoryMarshal.GetReference(bytes);
         int full = bytes.Length & ~(BlockSize - 1);
@@ -145,19 +157,11 @@ internal static class AsciiHash
             return false;
         }
 
-        acc.CopyTo(lanes);
-        hash = Fold(lanes, seed, bytes.Length);
+        hash = Finish(Vector256.Sum(acc * Vector256.Create<uint>(FoldMultipliers)), seed, bytes.Length);
         return true;
     }
 
-    private static void InitLanes(Span<uint> lanes, uint seed)
-    {
-        for (int i = 0; i < lanes.Length; i++)
-        {
-            lanes[i] = seed + ((uint)(i + 1) * LaneIncrement);
-        }
-    }
-
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void LoadPadded(ReadOnlySpan<byte> tail, Span<byte> block)
     {
         block.Fill(Pad);
@@ -210,15 +214,15 @@ internal static class AsciiHash
             Vector256.GreaterThanOrEqual(v - Vector256.Create((byte)0x20), Vector256.Create((byte)0x5F)),
             Vector256.Equals(v, Vector256.Create((byte)0x09)));
 
-    private static uint Fold(ReadOnlySpan<uint> lanes, uint seed, int length)
+    // Murmur3's finalizer over the lane sum, the length and the seed.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static uint Finish(uint sum, uint seed, int length)
     {
-        uint h = seed ^ ((uint)length * 0x85EBCA6Bu);
-        for (int i = 0; i < lanes.Length; i++)
-        {
-            h = (h ^ lanes[i]) * 0xC2B2AE35u;
-            h ^= h >> 16;
-        }
-
-        return h;
+        uint h = sum ^ seed ^ ((uint)length * 0xCC9E2D51u);
+        h ^= h >> 16;
+        h *= 0x85EBCA6Bu;
+        h ^= h >> 13;
+        h *= 0xC2B2AE35u;
+        return h ^ (h >> 16);
     }
 }
