@@ -66,8 +66,11 @@ public static class SampleApp
             body = buffer.ToArray();
         }
 
+        // With a Content-Length the response's bytes do not depend on how Kestrel happens to chunk them.
+        byte[] view = Encoding.UTF8.GetBytes(Describe(context, body));
         context.Response.ContentType = "text/plain; charset=utf-8";
-        await context.Response.WriteAsync(Describe(context, body), context.RequestAborted).ConfigureAwait(false);
+        context.Response.ContentLength = view.Length;
+        await context.Response.Body.WriteAsync(view, context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -1,0 +1,62 @@
+using System.Globalization;
+using HeaderCache.Tests.Integration;
+using Xunit.Abstractions;
+
+namespace HeaderCache.Tests.Fuzzing;
+
+/// <summary>
+/// The seeded differential fuzz run of the test suite. Scale it up with environment variables
+/// (see <c>docs/fuzzing.md</c>): <c>HEADERCACHE_FUZZ_CASES</c>, <c>HEADERCACHE_FUZZ_SEED</c>,
+/// <c>HEADERCACHE_FUZZ_MINUTES</c>.
+/// </summary>
+[Collection(ServerPairGroup.Name)]
+public sealed class DifferentialFuzzTests(ServerPair servers, ITestOutputHelper output)
+{
+    [Fact]
+    public async Task Generated_streams_behave_the_same_with_and_without_the_cache()
+    {
+        int cases = Setting("HEADERCACHE_FUZZ_CASES", 400);
+        int seed = Setting("HEADERCACHE_FUZZ_SEED", 20261122);
+        double minutes = Setting("HEADERCACHE_FUZZ_MINUTES", 2);
+        DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
+
+        var (run, divergences, statuses) = await DifferentialFuzzer.RunAsync(servers.On.EndPoint, servers.Off.EndPoint, seed, cases, deadline, output.WriteLine);
+        output.WriteLine($"seed {seed}: {run} cases, {divergences.Count} divergences; responses by status: " +
+            string.Join(", ", statuses.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key}: {s.Value}")));
+        foreach (var d in divergences.Take(5))
+        {
+            output.WriteLine($"case {d.Case} (split seed {d.SplitSeed}): \"{d.Bytes}\"\n-- on --\n{d.On}\n-- off --\n{d.Off}");
+        }
+
+        Assert.True(run >= Math.Min(cases, 100), $"only {run} cases ran before the deadline");
+
+        // Not vacuous: most answers are successes (heads the cache served), and rejections occur too.
+        Assert.True(statuses.GetValueOrDefault("200") > run, $"200s: {statuses.GetValueOrDefault("200")} in {run} cases");
+        Assert.True(statuses.GetValueOrDefault("400") > run / 20, $"400s: {statuses.GetValueOrDefault("400")} in {run} cases");
+        Assert.Empty(divergences);
+    }
+
+    [Fact]
+    public void The_generator_is_deterministic_and_varied()
+    {
+        byte[][] first = Enumerable.Range(0, 50).Select(_ => Array.Empty<byte>()).ToArray();
+        var a = new RequestStreamGenerator(7);
+        var b = new RequestStreamGenerator(7);
+        for (int i = 0; i < first.Length; i++)
+        {
+            first[i] = a.Next();
+            Assert.Equal(first[i], b.Next());
+        }
+
+        Assert.True(first.Select(Convert.ToBase64String).Distinct().Count() > 45);
+        string all = string.Concat(first.Select(x => System.Text.Encoding.Latin1.GetString(x)));
+        Assert.Contains("Content-Length", all, StringComparison.Ordinal);
+        Assert.Contains("Transfer-Encoding", all, StringComparison.Ordinal);
+    }
+
+    private static int Setting(string name, int fallback) =>
+        int.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value) ? value : fallback;
+
+    private static double Setting(string name, double fallback) =>
+        double.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) ? value : fallback;
+}
