@@ -45,12 +45,15 @@ public static class SampleApp
         HttpRequest request = context.Request;
         if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/stats", StringComparison.Ordinal))
         {
-            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0)));
+            // /stats?heap=1 also collects and reports the live heap, for memory-per-connection measurements.
+            long? heap = request.Query.ContainsKey("heap") ? GC.GetTotalMemory(forceFullCollection: true) : null;
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), heap));
         }
 
         if (!echo || (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal)))
         {
             context.Response.ContentType = "text/plain";
+            context.Response.ContentLength = HelloWorld.Length;
             return context.Response.Body.WriteAsync(HelloWorld).AsTask();
         }
 
@@ -97,5 +100,5 @@ public static class SampleApp
         return view.ToString();
     }
 
-    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0);
+    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long? HeapBytes);
 }
