@@ -71,8 +71,7 @@ internal static class AsciiHash
 
         if (full < bytes.Length || bytes.IsEmpty)
         {
-            Span<byte> last = stackalloc byte[BlockSize];
-            LoadPadded(bytes[full..], last);
+            Block last = Padded(bytes[full..]);
             if (!MixScalar(lanes, last))
             {
                 hash = 0;
@@ -109,10 +108,9 @@ internal static class AsciiHash
 
         if (full < bytes.Length || bytes.IsEmpty)
         {
-            Span<byte> last = stackalloc byte[BlockSize];
-            LoadPadded(bytes[full..], last);
-            var a = Vector128.Create<byte>(last);
-            var b = Vector128.Create<byte>(last[16..]);
+            Block last = Padded(bytes[full..]);
+            var a = Vector128.LoadUnsafe(ref last[0]);
+            var b = Vector128.LoadUnsafe(ref last[0], 16);
             invalid |= Invalid(a) | Invalid(b);
             low = Mix(low, a.AsUInt32());
             high = Mix(high, b.AsUInt32());
@@ -144,9 +142,8 @@ internal static class AsciiHash
 
         if (full < bytes.Length || bytes.IsEmpty)
         {
-            Span<byte> last = stackalloc byte[BlockSize];
-            LoadPadded(bytes[full..], last);
-            var v = Vector256.Create<byte>(last);
+            Block last = Padded(bytes[full..]);
+            var v = Vector256.LoadUnsafe(ref last[0]);
             invalid |= Invalid(v);
             acc = Mix(acc, v.AsUInt32());
         }
@@ -161,11 +158,20 @@ internal static class AsciiHash
         return true;
     }
 
+    // The last, partial block: the tail's bytes, then SP up to 32 bytes.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static void LoadPadded(ReadOnlySpan<byte> tail, Span<byte> block)
+    private static Block Padded(ReadOnlySpan<byte> tail)
     {
-        block.Fill(Pad);
-        tail.CopyTo(block);
+        Unsafe.SkipInit(out Block block);
+        Vector256.Create(Pad).StoreUnsafe(ref block[0]);
+        Unsafe.CopyBlockUnaligned(ref block[0], ref MemoryMarshal.GetReference(tail), (uint)tail.Length);
+        return block;
+    }
+
+    [InlineArray(BlockSize)]
+    private struct Block
+    {
+        private byte _first;
     }
 
     private static bool MixScalar(Span<uint> lanes, ReadOnlySpan<byte> block)

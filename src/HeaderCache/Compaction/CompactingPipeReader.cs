@@ -58,18 +58,13 @@ internal sealed class CompactingPipeReader : PipeReader
     /// <inheritdoc />
     public override bool TryRead(out ReadResult result)
     {
-        if (_pipe.Reader.TryRead(out result))
-        {
-            return true;
-        }
-
+        // Bring in whatever the transport already has, so TryRead sees all data, as on the transport's pipe.
         if (!_inputCompleted && _input.TryRead(out ReadResult input))
         {
             Transfer(input);
-            return _pipe.Reader.TryRead(out result);
         }
 
-        return false;
+        return _pipe.Reader.TryRead(out result);
     }
 
     /// <inheritdoc />

@@ -205,7 +205,8 @@ internal sealed class HeadCompactor : IDisposable
                     {
                         int lf = data.IndexOf(LF);
                         int take = lf < 0 ? data.Length : lf + 1;
-                        if (_length - _headersStart + take > _limits.MaxRequestHeadersTotalSize)
+                        // Kestrel allows the header lines plus the final CRLF to take MaxRequestHeadersTotalSize + 2.
+                        if (_length - _headersStart + take > _limits.MaxRequestHeadersTotalSize + 2)
                         {
                             EnterPassThrough(PassThroughReason.OverLimit, output);
                             break;

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 
@@ -19,16 +20,21 @@ public static partial class RawHttp
 
     private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(20);
 
+    /// <summary>The transcript line for bytes that are not an HTTP/1.x response (e.g. an HTTP/2 frame), as hex.</summary>
+    public static string Raw(ReadOnlySpan<byte> bytes) => $"<raw:{Convert.ToHexString(bytes)}>";
+
     /// <summary>
     /// Sends the requests in <paramref name="batches"/> one batch at a time, each batch split into
     /// <paramref name="split"/>'s pieces, and reads <c>batch.Count</c> responses after each batch
     /// (1 = request/response, more = pipelined). Then half-closes and reads to the end.
+    /// <paramref name="wrap"/>, if given, turns the connection's stream into the one to talk over (e.g. TLS).
     /// </summary>
     public static async Task<List<string>> ExchangeAsync(
-        IPEndPoint endPoint, IReadOnlyList<IReadOnlyList<byte[]>> batches, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split)
+        IPEndPoint endPoint, IReadOnlyList<IReadOnlyList<byte[]>> batches, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, Func<Stream, Task<Stream>>? wrap = null)
     {
         using var socket = await ConnectAsync(endPoint);
-        using var stream = new NetworkStream(socket, ownsSocket: false);
+        using var network = new NetworkStream(socket, ownsSocket: false);
+        await using Stream stream = wrap is null ? network : await wrap(network);
         using var timeout = new CancellationTokenSource(Deadline);
         var reader = new ResponseReader(stream);
         var transcript = new List<string>();
@@ -48,16 +54,23 @@ public static partial class RawHttp
             }
         }
 
-        socket.Shutdown(SocketShutdown.Send);
+        await HalfCloseAsync(socket, stream);
         await ReadToEndAsync(reader, transcript, timeout.Token);
         return transcript;
     }
 
-    /// <summary>Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces, half-closes, and reads every response until the server closes.</summary>
-    public static async Task<List<string>> SendAllAsync(IPEndPoint endPoint, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, bool halfClose = true)
+    /// <summary>
+    /// Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces, half-closes (unless
+    /// <paramref name="halfClose"/> is false), and reads every response until the server closes. Kestrel treats
+    /// the client's FIN as an abort of a request still in progress, so when requests before the end must be
+    /// answered, end the bytes with a <c>Connection: close</c> request and pass <paramref name="halfClose"/> false.
+    /// </summary>
+    public static async Task<List<string>> SendAllAsync(
+        IPEndPoint endPoint, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, bool halfClose = true, Func<Stream, Task<Stream>>? wrap = null)
     {
         using var socket = await ConnectAsync(endPoint);
-        using var stream = new NetworkStream(socket, ownsSocket: false);
+        using var network = new NetworkStream(socket, ownsSocket: false);
+        await using Stream stream = wrap is null ? network : await wrap(network);
         using var timeout = new CancellationTokenSource(Deadline);
         var reader = new ResponseReader(stream);
         var transcript = new List<string>();
@@ -66,9 +79,9 @@ public static partial class RawHttp
         {
             try
             {
-                socket.Shutdown(SocketShutdown.Send);
+                await HalfCloseAsync(socket, stream);
             }
-            catch (SocketException)
+            catch (Exception ex) when (ex is SocketException or IOException)
             {
                 // Already closed by the server.
             }
@@ -198,11 +211,26 @@ public static partial class RawHttp
         }
     }
 
+    private static async Task HalfCloseAsync(Socket socket, Stream stream)
+    {
+        if (stream is SslStream tls)
+        {
+            await tls.ShutdownAsync();
+        }
+
+        socket.Shutdown(SocketShutdown.Send);
+    }
+
     private static async Task ReadToEndAsync(ResponseReader reader, List<string> transcript, CancellationToken cancellationToken)
     {
         while (await reader.ReadAsync(cancellationToken) is { } response)
         {
             transcript.Add(response);
+        }
+
+        if (reader.Unread > 0)
+        {
+            transcript.Add(Raw(await reader.ReadRemainingAsync(cancellationToken)));
         }
 
         transcript.Add(reader.EndedWithReset ? Reset : Closed);
@@ -218,6 +246,31 @@ public static partial class RawHttp
         /// <summary>Whether the connection ended with a reset rather than a close.</summary>
         public bool EndedWithReset { get; private set; }
 
+        /// <summary>Bytes received but not yet returned.</summary>
+        public int Unread => _end - _start;
+
+        /// <summary>The next <paramref name="count"/> bytes as they are (fewer at the end of the stream).</summary>
+        public async Task<byte[]> ReadRawAsync(int count, CancellationToken cancellationToken)
+        {
+            var bytes = new byte[count];
+            int copied = await CopyAsync(bytes, cancellationToken);
+            return bytes[..copied];
+        }
+
+        /// <summary>Everything up to the end of the stream, as it is.</summary>
+        public async Task<byte[]> ReadRemainingAsync(CancellationToken cancellationToken)
+        {
+            using var all = new MemoryStream();
+            do
+            {
+                all.Write(_buffer, _start, _end - _start);
+                _start = _end;
+            }
+            while (await FillAsync(cancellationToken));
+
+            return all.ToArray();
+        }
+
         /// <summary>The next response without its Date header, or <see langword="null"/> at the end.</summary>
         public async Task<string?> ReadAsync(CancellationToken cancellationToken)
         {
@@ -228,9 +281,18 @@ public static partial class RawHttp
                 return null;
             }
 
+            if (!statusLine.StartsWith("HTTP/", StringComparison.Ordinal))
+            {
+                // Not an HTTP/1.x response (e.g. an HTTP/2 GOAWAY): the rest of the stream, as it is.
+                byte[] line = Encoding.Latin1.GetBytes(statusLine + "\n");
+                byte[] rest = await ReadRemainingAsync(cancellationToken);
+                return Raw([.. line, .. rest]);
+            }
+
             text.Append(statusLine).Append("\r\n");
             long? contentLength = null;
             bool chunked = false;
+            bool keepAlive = false;
             while (await ReadLineAsync(cancellationToken) is { Length: > 0 } line)
             {
                 if (line.StartsWith("Date:", StringComparison.OrdinalIgnoreCase))
@@ -246,6 +308,10 @@ public static partial class RawHttp
                 else if (line.StartsWith("Transfer-Encoding:", StringComparison.OrdinalIgnoreCase) && line.Contains("chunked", StringComparison.OrdinalIgnoreCase))
                 {
                     chunked = true;
+                }
+                else if (line.StartsWith("Connection:", StringComparison.OrdinalIgnoreCase) && line.Contains("keep-alive", StringComparison.OrdinalIgnoreCase))
+                {
+                    keepAlive = true;
                 }
             }
 
@@ -275,6 +341,12 @@ public static partial class RawHttp
             {
                 text.Append(await ReadBytesAsync((int)length, cancellationToken));
             }
+            else if (!keepAlive)
+            {
+                // Neither length nor chunked (e.g. an HTTP/1.0 response): the body runs to the end of the connection.
+                // (Kept alive without either, e.g. for HEAD, there is no body.)
+                text.Append(Encoding.UTF8.GetString(await ReadRemainingAsync(cancellationToken)));
+            }
 
             return text.ToString();
         }
@@ -301,21 +373,27 @@ public static partial class RawHttp
         private async Task<string> ReadBytesAsync(int count, CancellationToken cancellationToken)
         {
             var bytes = new byte[count];
+            int copied = await CopyAsync(bytes, cancellationToken);
+            return Encoding.UTF8.GetString(bytes, 0, copied);
+        }
+
+        private async Task<int> CopyAsync(byte[] bytes, CancellationToken cancellationToken)
+        {
             int copied = 0;
-            while (copied < count)
+            while (copied < bytes.Length)
             {
                 if (_start == _end && !await FillAsync(cancellationToken))
                 {
                     break;
                 }
 
-                int n = Math.Min(count - copied, _end - _start);
+                int n = Math.Min(bytes.Length - copied, _end - _start);
                 Array.Copy(_buffer, _start, bytes, copied, n);
                 _start += n;
                 copied += n;
             }
 
-            return Encoding.UTF8.GetString(bytes, 0, copied);
+            return copied;
         }
 
         private async Task<bool> FillAsync(CancellationToken cancellationToken)
@@ -333,7 +411,7 @@ public static partial class RawHttp
                 _end += n;
                 return n > 0;
             }
-            catch (IOException ex) when (ex.InnerException is SocketException { SocketErrorCode: SocketError.ConnectionReset })
+            catch (IOException ex) when (ex.GetBaseException() is SocketException { SocketErrorCode: SocketError.ConnectionReset })
             {
                 EndedWithReset = true;
                 return false;

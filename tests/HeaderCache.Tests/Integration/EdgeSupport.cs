@@ -1,0 +1,146 @@
+using System.Diagnostics.Metrics;
+using System.Net;
+using System.Text;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace HeaderCache.Tests.Integration;
+
+/// <summary>Small helpers shared by the edge-case differential tests.</summary>
+internal static class Edge
+{
+    /// <summary>Header lines the cache takes out of a head (known and unknown names).</summary>
+    public const string Cacheable = "User-Agent: edge-test/1.0\r\nsec-ch-ua: \"Edge\";v=\"1\"\r\nAccept-Language: en\r\nX-Request-Kind: edge\r\n";
+
+    /// <summary>A last request after which the server closes the connection: it ends a test's bytes without a FIN.</summary>
+    public const string Terminator = "GET /end HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+    /// <summary>The bytes of <paramref name="text"/>, one byte per char (so "\u00ff" is the byte 0xFF).</summary>
+    public static byte[] Bytes(string text) => Encoding.Latin1.GetBytes(text);
+
+    /// <summary>
+    /// A transcript in one line: the status of each response (<c>raw</c> for bytes that are not an HTTP/1.x
+    /// response), then how the connection ended, e.g. <c>200,400|closed</c>.
+    /// </summary>
+    public static string Summary(IReadOnlyList<string> transcript)
+    {
+        IEnumerable<string> statuses = transcript.SkipLast(1).Select(r => r.StartsWith("<raw:", StringComparison.Ordinal)
+            ? "raw"
+            : RawHttp.Status(r).ToString(System.Globalization.CultureInfo.InvariantCulture));
+        string end = transcript[^1] switch
+        {
+            RawHttp.Closed => "closed",
+            RawHttp.Reset => "reset",
+            _ => "open",
+        };
+        return string.Join(',', statuses) + "|" + end;
+    }
+
+    /// <summary>A response's status line and headers, each line ending in CRLF (the echo's body uses LF only).</summary>
+    public static string Head(string response) => response[..(response.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 2)];
+
+    /// <summary>The ways the tests cut the same bytes into writes.</summary>
+    public static IEnumerable<(string Name, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> Split)> Splits(int seeds = 2, int maxPiece = 24)
+    {
+        yield return ("whole", RawHttp.Whole);
+        for (int seed = 1; seed <= seeds; seed++)
+        {
+            yield return ($"random({seed})", RawHttp.RandomSplit(seed, maxPiece));
+        }
+    }
+
+    /// <summary>
+    /// Sends <paramref name="bytes"/> whole and in random pieces to both servers, asserting identical transcripts
+    /// each time. Without <paramref name="fin"/> the client never half-closes: the bytes must make the server close
+    /// (end them with <see cref="Terminator"/> or a request Kestrel rejects).
+    /// </summary>
+    /// <returns>The transcript of the whole send.</returns>
+    public static Task<List<string>> SendAllBothAsync(ServerPair servers, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false) =>
+        SendAllBothAsync(servers.On, servers.Off, bytes, seeds, maxPiece, fin);
+
+    /// <inheritdoc cref="SendAllBothAsync(ServerPair, byte[], int, int, bool)"/>
+    public static async Task<List<string>> SendAllBothAsync(SampleServer on, SampleServer off, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false)
+    {
+        List<string>? first = null;
+        foreach (var (name, split) in Splits(seeds, maxPiece))
+        {
+            List<string> transcript = await AssertSameAsync(on, off, endPoint => RawHttp.SendAllAsync(endPoint, bytes, split, halfClose: fin));
+            if (first is null)
+            {
+                first = transcript;
+            }
+            else
+            {
+                // How the bytes were cut never changes the outcome.
+                Assert.True(first.SequenceEqual(transcript), $"split {name} changed the transcript: {Summary(transcript)} vs {Summary(first)}");
+            }
+        }
+
+        return first!;
+    }
+
+    /// <summary>Runs <paramref name="client"/> on the cache-off server, then on the cache-on one; asserts the same transcript.</summary>
+    public static async Task<List<string>> AssertSameAsync(SampleServer on, SampleServer off, Func<IPEndPoint, Task<List<string>>> client)
+    {
+        List<string> offTranscript = await client(off.EndPoint);
+        List<string> onTranscript = await client(on.EndPoint);
+        Assert.Equal(offTranscript, onTranscript);
+        return onTranscript;
+    }
+
+    /// <summary>Runs the same client against both servers at the same time (for tests that wait on server timers).</summary>
+    public static async Task<List<string>> AssertSameConcurrentlyAsync(SampleServer on, SampleServer off, Func<IPEndPoint, Task<List<string>>> client)
+    {
+        Task<List<string>> onRun = client(on.EndPoint);
+        Task<List<string>> offRun = client(off.EndPoint);
+        await Task.WhenAll(onRun, offRun);
+        Assert.Equal(await offRun, await onRun);
+        return await onRun;
+    }
+}
+
+/// <summary>What one server's HeaderCache did while this object was alive (from its own meter).</summary>
+internal sealed class CacheActivity : IDisposable
+{
+    private readonly MeterListener _listener = new();
+    private readonly Dictionary<string, long> _totals = [];
+
+    public CacheActivity(SampleServer server)
+    {
+        object scope = server.App.Services.GetRequiredService<IMeterFactory>();
+        _listener.InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Name == "HeaderCache" && ReferenceEquals(instrument.Meter.Scope, scope))
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        };
+        _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            string key = instrument.Name + string.Concat(tags.ToArray().Select(t => $"|{t.Value}"));
+            lock (_totals)
+            {
+                _totals[key] = _totals.GetValueOrDefault(key) + value;
+            }
+        });
+        _listener.Start();
+    }
+
+    /// <summary>Header strings served from a cache (names and values).</summary>
+    public long Hits => Get("headercache.hits");
+
+    /// <summary>Header names and values resolved through a cache, hit or miss: lines were taken out of heads.</summary>
+    public long Resolved => Hits + Get("headercache.misses");
+
+    /// <summary>Connections that switched to pass-through for <paramref name="reason"/> (the metric's tag).</summary>
+    public long PassThrough(string reason) => Get("headercache.passthrough_connections|" + reason);
+
+    public void Dispose() => _listener.Dispose();
+
+    private long Get(string key)
+    {
+        lock (_totals)
+        {
+            return _totals.GetValueOrDefault(key);
+        }
+    }
+}
