@@ -1,3 +1,4 @@
+using System.Net.WebSockets;
 using System.Security.Cryptography;
 using System.Text;
 using Microsoft.AspNetCore.Http.Features;
@@ -35,6 +36,9 @@ public static class SampleApp
 
         configure?.Invoke(builder);
         var app = builder.Build();
+
+        // WebSockets only on /ws (a WebSocket echo), so other requests do not pay for the middleware.
+        app.UseWhen(static context => context.Request.Path.Equals("/ws", StringComparison.Ordinal), static ws => ws.UseWebSockets());
         app.Run(context => HandleAsync(context, echo));
         return app;
     }
@@ -43,6 +47,11 @@ public static class SampleApp
     {
         Interlocked.Increment(ref s_requests);
         HttpRequest request = context.Request;
+        if (request.Path.Equals("/ws", StringComparison.Ordinal) && context.WebSockets.IsWebSocketRequest)
+        {
+            return EchoWebSocketAsync(context);
+        }
+
         if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/stats", StringComparison.Ordinal))
         {
             // /stats?heap=1 also collects and reports the live heap, for memory-per-connection measurements.
@@ -58,6 +67,24 @@ public static class SampleApp
         }
 
         return EchoAsync(context);
+    }
+
+    private static async Task EchoWebSocketAsync(HttpContext context)
+    {
+        // Sends every message back as it came, until the client closes.
+        using WebSocket socket = await context.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
+        byte[] buffer = new byte[4096];
+        while (true)
+        {
+            ValueWebSocketReceiveResult received = await socket.ReceiveAsync(buffer.AsMemory(), context.RequestAborted).ConfigureAwait(false);
+            if (received.MessageType == WebSocketMessageType.Close)
+            {
+                await socket.CloseAsync(socket.CloseStatus ?? WebSocketCloseStatus.NormalClosure, socket.CloseStatusDescription, context.RequestAborted).ConfigureAwait(false);
+                return;
+            }
+
+            await socket.SendAsync(buffer.AsMemory(0, received.Count), received.MessageType, received.EndOfMessage, context.RequestAborted).ConfigureAwait(false);
+        }
     }
 
     private static async Task EchoAsync(HttpContext context)
