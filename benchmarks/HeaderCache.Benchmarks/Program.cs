@@ -1,3 +1,10 @@
 using BenchmarkDotNet.Running;
+using HeaderCache.Benchmarks.Study;
+
+if (args.Length > 0 && args[0] == "eviction-study")
+{
+    EvictionStudy.Run(Console.Out);
+    return;
+}
 
 BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);

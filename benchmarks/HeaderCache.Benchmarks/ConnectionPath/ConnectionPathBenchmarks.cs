@@ -1,0 +1,134 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using BenchmarkDotNet.Attributes;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace HeaderCache.Benchmarks.ConnectionPath;
+
+/// <summary>
+/// One keep-alive connection replaying a traffic profile through the real Kestrel over in-memory pipes:
+/// HeaderCache on, Kestrel alone (default), and Kestrel with <c>DisableStringReuse</c>. Time and bytes
+/// allocated are per HTTP request (the app answers 200 with an empty body and reads nothing).
+/// </summary>
+[MemoryDiagnoser]
+public class ConnectionPathBenchmarks
+{
+    private const int RequestsPerInvoke = 64;
+
+    private WebApplication? _app;
+    private IDuplexPipe _client = null!;
+    private byte[][] _requests = [];
+    private int _next;
+
+    public enum Mode
+    {
+        KestrelDefault,
+        KestrelNoReuse,
+        HeaderCache,
+    }
+
+    [ParamsAllValues]
+    public Mode Server { get; set; }
+
+    [Params("chrome", "firefox", "safari", "proxy-pool", "plaintext", "churn")]
+    public string Profile { get; set; } = "chrome";
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        var transport = new InMemoryTransport();
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.Services.AddSingleton<IConnectionListenerFactory>(transport);
+        if (Server == Mode.HeaderCache)
+        {
+            builder.WebHost.UseHeaderStringCache();
+        }
+
+        builder.WebHost.ConfigureKestrel(k =>
+        {
+            k.DisableStringReuse = Server == Mode.KestrelNoReuse;
+            k.Listen(IPAddress.Loopback, 5999);
+        });
+        _app = builder.Build();
+        _app.Run(static _ => Task.CompletedTask);
+        _app.StartAsync().GetAwaiter().GetResult();
+
+        // A pool of rendered requests, cycled: whole profile rounds, placeholders filled per request.
+        TrafficProfile profile = TrafficProfile.Load(Profile);
+        TrafficProfile.Connection connection = profile.Connect(seed: 1);
+        int count = profile.Count * Math.Max(1, 256 / profile.Count);
+        _requests = Enumerable.Range(0, count).Select(connection.Render).ToArray();
+        _client = transport.Connect();
+        for (int i = 0; i < 2 * count; i++)
+        {
+            RoundTripAsync().GetAwaiter().GetResult();
+        }
+    }
+
+    [GlobalCleanup]
+    public void Cleanup()
+    {
+        _client.Output.Complete();
+        _app?.StopAsync().GetAwaiter().GetResult();
+        _app?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    // One Task per invocation of 64 requests: under 2 bytes per request of the client's own allocation.
+    [Benchmark(OperationsPerInvoke = RequestsPerInvoke)]
+    public async Task Request()
+    {
+        for (int i = 0; i < RequestsPerInvoke; i++)
+        {
+            await RoundTripAsync();
+        }
+    }
+
+    /// <summary>Header lines per request of the profile, for per-line figures.</summary>
+    public double HeaderLinesPerRequest => _requests.Average(r => r.Count(b => b == (byte)'\n') - 2);
+
+    private async Task RoundTripAsync()
+    {
+        byte[] request = _requests[_next];
+        _next = (_next + 1) % _requests.Length;
+        await _client.Output.WriteAsync(request);
+        await ReadResponseAsync();
+    }
+
+    // Responses are heads with Content-Length: 0: read up to the empty line.
+    private async ValueTask ReadResponseAsync()
+    {
+        PipeReader reader = _client.Input;
+        while (true)
+        {
+            ReadResult result = await reader.ReadAsync();
+            ReadOnlySequence<byte> buffer = result.Buffer;
+            SequencePosition? end = FindEndOfHead(buffer);
+            if (end is { } position)
+            {
+                reader.AdvanceTo(position);
+                return;
+            }
+
+            if (result.IsCompleted)
+            {
+                throw new InvalidOperationException("The server closed the connection.");
+            }
+
+            reader.AdvanceTo(buffer.Start, buffer.End);
+        }
+    }
+
+    private static SequencePosition? FindEndOfHead(ReadOnlySequence<byte> buffer)
+    {
+        var reader = new SequenceReader<byte>(buffer);
+        return reader.TryReadTo(out ReadOnlySequence<byte> _, "\r\n\r\n"u8, advancePastDelimiter: true) ? reader.Position : null;
+    }
+}

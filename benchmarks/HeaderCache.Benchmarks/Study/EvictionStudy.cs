@@ -1,0 +1,290 @@
+using System.Buffers;
+using System.Globalization;
+using System.Text;
+using HeaderCache.Benchmarks.Proposal;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Http;
+using static System.FormattableString;
+
+namespace HeaderCache.Benchmarks.Study;
+
+/// <summary>
+/// The eviction study behind <c>docs/eviction.md</c>: replays every traffic profile through the real
+/// <see cref="HeaderStringCache"/> with each policy and slot count and prints markdown tables.
+/// </summary>
+/// <remarks>
+/// Every simulated connection has its own cache and its own placeholder seed, and replays its profile
+/// file for <see cref="RequestsPerConnection"/> requests. The lookups are not re-derived from the header
+/// lines: the requests go through the product's <see cref="HeadCompactor"/>, and every lookup it makes in
+/// its cache is recorded (through the cache's hash hook), so the study follows whatever rules the
+/// compactor has. All policies and sizes then replay the same recorded lookups.
+/// OPT is Belady's farthest-next-use eviction over the same lookups (every miss admitted, as the engine
+/// does): no policy can beat it at that size. "all" is the hit rate with unlimited slots.
+/// </remarks>
+internal static class EvictionStudy
+{
+    public const string Command = "dotnet run -c Release --project benchmarks/HeaderCache.Benchmarks -- eviction-study";
+
+    private const int Connections = 20;
+    private const int RequestsPerConnection = 200;
+    private const int HeadlineSlots = HeaderStringCache.DefaultSlotCount;
+    private const int Doorkeeper = 64;
+
+    private static readonly int[] SlotCounts = [8, 16, 25, 32, 48, 64];
+    private static readonly EvictionPolicy[] Policies = [EvictionPolicy.Lru, EvictionPolicy.Clock, EvictionPolicy.Sieve];
+
+    public static void Run(TextWriter output)
+    {
+        var profiles = TrafficProfile.LoadAll();
+        var traces = profiles.ToDictionary(
+            p => p,
+            p => Enumerable.Range(1, Connections).Select(seed => Trace.Record(p.Connect(seed), RequestsPerConnection)).ToArray());
+
+        output.WriteLine(Invariant($"Eviction study: {Connections} connections per profile (seeds 1-{Connections}), {RequestsPerConnection} requests per connection, one cache per connection."));
+        output.WriteLine(Invariant($"Command: `{Command}`"));
+        output.WriteLine();
+        output.WriteLine(Invariant($"Lookups recorded from the product's HeadCompactor; replaying them through a fresh {HeadlineSlots}-slot SIEVE cache reproduced the recording run's hits and misses on every connection."));
+        output.WriteLine();
+
+        output.WriteLine(Invariant($"### Hit rate at {HeadlineSlots} slots"));
+        output.WriteLine();
+        output.WriteLine(Invariant($"| profile | lookups/req | distinct strings/conn | LRU | CLOCK | SIEVE | OPT | all | SIEVE + doorkeeper {Doorkeeper} (prototype) |"));
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (var profile in profiles)
+        {
+            Trace[] t = traces[profile];
+            long requests = t.Sum(x => (long)x.Requests);
+            var cells = Policies.Select(policy => Percent(Simulate(t, policy, HeadlineSlots).HitRate));
+            double distinct = t.Average(x => x.Lookups.Count - x.OptimalHits(int.MaxValue));
+            output.WriteLine(Invariant(
+                $"| {profile.Name} | {(double)t.Sum(x => x.Lookups.Count) / requests:0.0} | {distinct:0.0} | {string.Join(" | ", cells)} | {Percent(Optimal(t, HeadlineSlots))} | {Percent(Optimal(t, int.MaxValue))} | {Percent(WithDoorkeeper(t, HeadlineSlots))} |"));
+        }
+
+        output.WriteLine();
+        output.WriteLine("### Hit rate and bytes saved per request, by slot count");
+        output.WriteLine();
+        output.WriteLine("| profile | slots | LRU | CLOCK | SIEVE | OPT | LRU B/req | CLOCK B/req | SIEVE B/req |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        foreach (var profile in profiles)
+        {
+            Trace[] t = traces[profile];
+            foreach (int slots in SlotCounts)
+            {
+                Result[] results = Policies.Select(policy => Simulate(t, policy, slots)).ToArray();
+                output.WriteLine(Invariant($"| {profile.Name} | {slots} | {string.Join(" | ", results.Select(r => Percent(r.HitRate)))} | {Percent(Optimal(t, slots))} | {string.Join(" | ", results.Select(r => r.SavedPerRequest.ToString("N0", CultureInfo.InvariantCulture)))} |"));
+            }
+        }
+
+        output.WriteLine();
+        output.WriteLine(Invariant($"### Header-string bytes allocated per request for the lines the cache takes ({HeadlineSlots} slots)"));
+        output.WriteLine();
+        output.WriteLine("| profile | no reuse | Kestrel alone | LRU | CLOCK | SIEVE | OPT |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
+        foreach (var profile in profiles)
+        {
+            Trace[] t = traces[profile];
+            double requests = t.Sum(x => x.Requests);
+            double all = t.Sum(x => x.LookupBytes) / requests;
+            var cells = Policies.Select(policy => (all - Simulate(t, policy, HeadlineSlots).SavedPerRequest).ToString("N0", CultureInfo.InvariantCulture));
+            double optimal = t.Sum(x => x.MissBytes(HeadlineSlots)) / requests;
+            output.WriteLine(Invariant($"| {profile.Name} | {all:N0} | {t.Sum(x => x.KestrelBytes) / requests:N0} | {string.Join(" | ", cells)} | {optimal:N0} |"));
+        }
+    }
+
+    private static string Percent(double rate) => rate.ToString("0.0%", CultureInfo.InvariantCulture);
+
+    private static Result Simulate(Trace[] traces, EvictionPolicy policy, int slots)
+    {
+        long hits = 0, misses = 0, saved = 0, requests = 0;
+        foreach (Trace trace in traces)
+        {
+            var cache = new HeaderStringCache(slots, seed: (uint)trace.Seed, policy: policy);
+            foreach (byte[] lookup in trace.Lookups)
+            {
+                if (!cache.TryGetOrAdd(lookup, out _))
+                {
+                    throw new InvalidOperationException("The trace holds a lookup the cache refuses.");
+                }
+            }
+
+            hits += cache.Counters.Hits;
+            misses += cache.Counters.Misses;
+            saved += cache.Counters.BytesSaved;
+            requests += trace.Requests;
+        }
+
+        return new Result((double)hits / (hits + misses), (double)saved / requests);
+    }
+
+    // The FingerprintCache prototype (benchmarks/HeaderCache.Benchmarks/Proposal): SIEVE, but a first miss
+    // is only remembered, and the value is admitted when it misses again.
+    private static double WithDoorkeeper(Trace[] traces, int slots)
+    {
+        long hits = 0, misses = 0;
+        foreach (Trace trace in traces)
+        {
+            var cache = new FingerprintCache(slots, seed: (uint)trace.Seed, doorkeeper: Doorkeeper);
+            foreach (byte[] lookup in trace.Lookups)
+            {
+                cache.TryGetOrAdd(lookup, out _);
+            }
+
+            hits += cache.Counters.Hits;
+            misses += cache.Counters.Misses;
+        }
+
+        return (double)hits / (hits + misses);
+    }
+
+    private static double Optimal(Trace[] traces, int slots)
+    {
+        long hits = traces.Sum(t => t.OptimalHits(slots));
+        return (double)hits / traces.Sum(t => (long)t.Lookups.Count);
+    }
+
+    private readonly record struct Result(double HitRate, double SavedPerRequest);
+
+    /// <summary>The lookups one simulated connection makes, in order.</summary>
+    private sealed class Trace
+    {
+        private int[]? _ids;
+        private int[]? _nextUse;
+
+        private Trace(int seed, int requests, List<byte[]> lookups, long kestrelBytes)
+        {
+            Seed = seed;
+            Requests = requests;
+            Lookups = lookups;
+            KestrelBytes = kestrelBytes;
+            LookupBytes = lookups.Sum(l => (long)HeaderStringCache.StringSize(l.Length));
+        }
+
+        public int Seed { get; }
+
+        public int Requests { get; }
+
+        public List<byte[]> Lookups { get; }
+
+        public long KestrelBytes { get; }
+
+        public long LookupBytes { get; }
+
+        /// <summary>Sends <paramref name="requests"/> requests of <paramref name="connection"/> through the
+        /// product's compactor and records every lookup it makes in its cache, in order.</summary>
+        public static Trace Record(TrafficProfile.Connection connection, int requests)
+        {
+            var lookups = new List<byte[]>();
+            var cache = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed, policy: EvictionPolicy.Sieve)
+            {
+                HashOverride = (bytes, seed) =>
+                {
+                    bool valid = AsciiHash.TryHash(bytes, seed, out uint hash);
+                    if (valid)
+                    {
+                        lookups.Add(bytes.ToArray());
+                    }
+
+                    return (valid, hash);
+                },
+            };
+
+            var queue = new HeaderInjectionQueue();
+            using var compactor = new HeadCompactor(cache, queue, HeadLimits.Default);
+            var output = new ArrayBufferWriter<byte>();
+            var kestrel = new KestrelAlone();
+            for (int i = 0; i < requests; i++)
+            {
+                compactor.Process(new ReadOnlySequence<byte>(connection.Render(i)), output);
+                var headers = new HeaderDictionary();
+                if (!queue.TryApply(headers) || compactor.PassThroughReason != PassThroughReason.None)
+                {
+                    throw new InvalidOperationException(Invariant($"Request {i} of seed {connection.Seed} was not compacted ({compactor.PassThroughReason})."));
+                }
+
+                kestrel.Add(headers);
+            }
+
+            var trace = new Trace(connection.Seed, requests, lookups, kestrel.Bytes);
+            var replay = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed, policy: EvictionPolicy.Sieve);
+            foreach (byte[] lookup in lookups)
+            {
+                replay.TryGetOrAdd(lookup, out _);
+            }
+
+            if ((replay.Counters.Hits, replay.Counters.Misses) != (cache.Counters.Hits, cache.Counters.Misses))
+            {
+                throw new InvalidOperationException(Invariant(
+                    $"Seed {connection.Seed}: the compactor's cache saw {cache.Counters.Hits} hits / {cache.Counters.Misses} misses, the replay {replay.Counters.Hits} / {replay.Counters.Misses}."));
+            }
+
+            return trace;
+        }
+
+        /// <summary>Belady: on a miss with all slots taken, evict the string whose next use is farthest.</summary>
+        public long OptimalHits(int slots) => RunOptimal(slots).Hits;
+
+        /// <summary>String bytes the optimal cache still allocates.</summary>
+        public long MissBytes(int slots) => RunOptimal(slots).MissBytes;
+
+        private (long Hits, long MissBytes) RunOptimal(int slots)
+        {
+            Index();
+            int[] ids = _ids!;
+            int[] nextUse = _nextUse!;
+            var cached = new Dictionary<int, int>(); // id -> position of its next use
+            long hits = 0, missBytes = 0;
+            for (int i = 0; i < ids.Length; i++)
+            {
+                if (cached.Remove(ids[i]))
+                {
+                    hits++;
+                }
+                else
+                {
+                    missBytes += HeaderStringCache.StringSize(Lookups[i].Length);
+                    if (cached.Count == slots)
+                    {
+                        int victim = cached.MaxBy(entry => entry.Value).Key;
+                        cached.Remove(victim);
+                    }
+                }
+
+                cached[ids[i]] = nextUse[i];
+            }
+
+            return (hits, missBytes);
+        }
+
+        private void Index()
+        {
+            if (_ids is not null)
+            {
+                return;
+            }
+
+            var idOf = new Dictionary<string, int>(StringComparer.Ordinal);
+            _ids = new int[Lookups.Count];
+            for (int i = 0; i < _ids.Length; i++)
+            {
+                string key = Encoding.Latin1.GetString(Lookups[i]);
+                if (!idOf.TryGetValue(key, out int id))
+                {
+                    id = idOf.Count;
+                    idOf.Add(key, id);
+                }
+
+                _ids[i] = id;
+            }
+
+            _nextUse = new int[_ids.Length];
+            var upcoming = new Dictionary<int, int>();
+            for (int i = _ids.Length - 1; i >= 0; i--)
+            {
+                _nextUse[i] = upcoming.TryGetValue(_ids[i], out int next) ? next : int.MaxValue;
+                upcoming[_ids[i]] = i;
+            }
+        }
+    }
+}
