@@ -405,7 +405,9 @@ internal sealed class HeadCompactor : IDisposable
     {
         if (_lines.Length != 0)
         {
-            ArrayPool<HeaderLine>.Shared.Return(_lines, clearArray: true);
+            // Drop the string references of the lines used, not the whole rented array.
+            Array.Clear(_lines, 0, Math.Min(_headerCount, _lines.Length));
+            ArrayPool<HeaderLine>.Shared.Return(_lines);
             _lines = [];
         }
     }
