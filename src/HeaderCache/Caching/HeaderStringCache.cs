@@ -117,7 +117,8 @@ internal sealed class HeaderStringCache
     /// </summary>
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 
-    private static string Decode(ReadOnlySpan<byte> bytes) =>
+    /// <summary>Creates the string for bytes already known to be valid, without touching any cache.</summary>
+    internal static string Decode(ReadOnlySpan<byte> bytes) =>
         string.Create(bytes.Length, bytes, static (chars, source) => Ascii.ToUtf16(source, chars, out _));
 
     private bool Hash(ReadOnlySpan<byte> bytes, out uint hash)

@@ -39,6 +39,10 @@ internal sealed class HeadCompactor : IDisposable
     private static readonly SearchValues<byte> FieldBytes = SearchValues.Create(
         "\t !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
 
+    private const int ValueWindow = 64;
+    private const int MinValueHitRateInverse = 8;
+    private const int ValueBypassLength = 1024;
+
     private readonly HeaderStringCache _cache;
     private readonly HeaderInjectionQueue _queue;
     private readonly HeadLimits _limits;
@@ -56,6 +60,9 @@ internal sealed class HeadCompactor : IDisposable
     private long _contentLength;
     private bool _upgrade;
     private long _bodyRemaining;
+    private int _valueLookups;
+    private int _valueHits;
+    private int _valueBypassRemaining;
 
     /// <summary>Creates the compactor of one connection.</summary>
     public HeadCompactor(HeaderStringCache cache, HeaderInjectionQueue queue, HeadLimits limits, IEnumerable<string>? excludedNames = null)
@@ -86,6 +93,12 @@ internal sealed class HeadCompactor : IDisposable
 
     /// <summary>Header lines taken out of heads so far.</summary>
     public long StrippedLines { get; private set; }
+
+    /// <summary>
+    /// How often the connection's values stopped going through the cache: fewer than one in
+    /// eight of the last 64 value lookups were hits, so the next 1024 values were created directly.
+    /// </summary>
+    public long ValueBypasses { get; private set; }
 
     /// <summary>The connection's cache.</summary>
     public HeaderStringCache Cache => _cache;
@@ -327,7 +340,8 @@ internal sealed class HeadCompactor : IDisposable
         }
         else
         {
-            if (!_cache.TryGetOrAdd(value, out string? valueString))
+            string? valueString = LookUpValue(value);
+            if (valueString is null)
             {
                 // Not too long, so a byte other than VCHAR, SP or HTAB.
                 return PassThroughReason.Malformed;
@@ -348,6 +362,38 @@ internal sealed class HeadCompactor : IDisposable
 
         _lines[_headerCount - 1] = line;
         return PassThroughReason.None;
+    }
+
+    // Values go through the cache unless the connection's recent values almost never repeat (a hostile
+    // or highly varied client): then, for a while, values are created directly, which costs what Kestrel
+    // would pay and neither takes slots from the names nor keeps strings alive. Names stay cached.
+    private string? LookUpValue(ReadOnlySpan<byte> value)
+    {
+        if (_valueBypassRemaining > 0)
+        {
+            _valueBypassRemaining--;
+            return value.ContainsAnyExcept(FieldBytes) ? null : HeaderStringCache.Decode(value);
+        }
+
+        long hits = _cache.Counters.Hits;
+        if (!_cache.TryGetOrAdd(value, out string? result))
+        {
+            return null;
+        }
+
+        _valueHits += (int)(_cache.Counters.Hits - hits);
+        if (++_valueLookups == ValueWindow)
+        {
+            if (_valueHits * MinValueHitRateInverse < ValueWindow)
+            {
+                _valueBypassRemaining = ValueBypassLength;
+                ValueBypasses++;
+            }
+
+            _valueLookups = _valueHits = 0;
+        }
+
+        return result;
     }
 
     private PassThroughReason OnKeptHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)

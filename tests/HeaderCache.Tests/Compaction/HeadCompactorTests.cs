@@ -116,6 +116,35 @@ public sealed class HeadCompactorTests
         }
     }
 
+    [Fact]
+    public void Values_that_never_repeat_stop_going_through_the_cache_but_names_stay_cached_and_output_is_unchanged()
+    {
+        var queue = new HeaderInjectionQueue();
+        var cache = new HeaderStringCache();
+        using var compactor = new HeadCompactor(cache, queue, HeadLimits.Default);
+        var output = new ArrayBufferWriter<byte>();
+        var headers = new HeaderDictionary();
+        string? firstName = null;
+        for (int i = 0; i < 200; i++)
+        {
+            output.ResetWrittenCount();
+            compactor.Process(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Session: s{i}\r\nX-Trace: t{i}\r\n\r\n"), output);
+            Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(output.WrittenSpan));
+            headers.Clear();
+            Assert.True(queue.TryApply(headers));
+            Assert.Equal($"s{i}", headers["X-Session"]);
+            Assert.Equal($"t{i}", headers["X-Trace"]);
+            string name = headers.Keys.First(k => k == "X-Session");
+            firstName ??= name;
+            Assert.Same(firstName, name);
+        }
+
+        // 400 values: the first 64 go through the cache, then values bypass it; names keep hitting.
+        Assert.Equal(1, compactor.ValueBypasses);
+        Assert.True(cache.Counters.Misses < 80, $"misses {cache.Counters.Misses}");
+        Assert.True(cache.Counters.Hits >= 398, $"hits {cache.Counters.Hits}");
+    }
+
     private static (string Output, List<string> Taken, PassThroughReason Reason) Run(
         string input, int cut = -1, string[]? excluded = null, HeadLimits? limits = null)
     {
