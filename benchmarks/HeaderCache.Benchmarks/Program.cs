@@ -7,4 +7,10 @@ if (args.Length > 0 && args[0] == "eviction-study")
     return;
 }
 
+if (args.Length > 0 && args[0] == "retained-memory")
+{
+    RetainedMemory.Run(Console.Out);
+    return;
+}
+
 BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);

@@ -76,6 +76,36 @@ internal sealed class HeaderStringCache
     /// <summary>Whether storage has been allocated (the first insert happened).</summary>
     public bool IsAllocated => _hashes is not null;
 
+    /// <summary>
+    /// Managed heap bytes this cache keeps alive on 64-bit .NET: its slot arrays and the strings in them
+    /// (a string also referenced elsewhere, by Kestrel or the application, is counted too).
+    /// </summary>
+    public long RetainedBytes
+    {
+        get
+        {
+            if (_hashes is null)
+            {
+                return 0;
+            }
+
+            long bytes = SlotArrayBytes(_slotCount, _order is not null);
+            foreach (string? s in _strings.AsSpan(0, _count))
+            {
+                bytes += StringSize(s!.Length);
+            }
+
+            return bytes;
+        }
+    }
+
+    /// <summary>
+    /// The most <see cref="RetainedBytes"/> can ever be for a cache of this shape (SIEVE or CLOCK/LRU), whatever
+    /// a client sends: every slot holding a string of <paramref name="maxLength"/> characters.
+    /// </summary>
+    public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength, EvictionPolicy policy = EvictionPolicy.Sieve) =>
+        SlotArrayBytes(slotCount, policy == EvictionPolicy.Sieve) + ((long)slotCount * StringSize(maxLength));
+
     /// <summary>The hash function, replaceable by tests that need to force collisions.</summary>
     internal Func<ReadOnlySpan<byte>, uint, (bool Valid, uint Hash)>? HashOverride { get; set; }
 
@@ -116,6 +146,12 @@ internal sealed class HeaderStringCache
     /// 0 for the empty string, which is always the shared <see cref="string.Empty"/>.
     /// </summary>
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
+
+    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8.
+    private static long SlotArrayBytes(int slots, bool sieve) =>
+        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(int)) + (sieve ? ArrayBytes(slots, 1) : 0);
+
+    private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
 
     /// <summary>Creates the string for bytes already known to be valid, without touching any cache.</summary>
     internal static string Decode(ReadOnlySpan<byte> bytes) =>

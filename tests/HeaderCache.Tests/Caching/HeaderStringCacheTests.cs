@@ -216,6 +216,56 @@ public class HeaderStringCacheTests
         Assert.Equal("text/plain; charset=utf-8", created);
     }
 
+    [Theory]
+    [InlineData("Sieve", 25)]
+    [InlineData("Clock", 25)]
+    [InlineData("Lru", 7)]
+    [InlineData("Sieve", 256)]
+    public void RetainedBytes_after_the_first_insert_is_what_that_insert_allocated(string policyName, int slotCount)
+    {
+        var policy = Enum.Parse<EvictionPolicy>(policyName);
+        _ = new HeaderStringCache(slotCount, policy: policy, seed: 3).TryGetOrAdd("warm-up"u8, out _);
+        var cache = new HeaderStringCache(slotCount, policy: policy, seed: 3);
+        Assert.Equal(0, cache.RetainedBytes);
+
+        long start = GC.GetAllocatedBytesForCurrentThread();
+        Assert.True(cache.TryGetOrAdd("text/html; charset=utf-8"u8, out _));
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - start;
+
+        Assert.Equal(allocated, cache.RetainedBytes);
+    }
+
+    [Theory]
+    [InlineData("Sieve", 25, 256)]
+    [InlineData("Clock", 25, 256)]
+    [InlineData("Lru", 25, 256)]
+    [InlineData("Sieve", 4, 8192)]
+    public void Churn_never_takes_RetainedBytes_past_its_bound_and_max_length_values_reach_it(string policyName, int slotCount, int maxLength)
+    {
+        var policy = Enum.Parse<EvictionPolicy>(policyName);
+        var cache = new HeaderStringCache(slotCount, maxLength, seed: 5, policy: policy);
+        var random = new Random(slotCount + maxLength);
+        long bound = HeaderStringCache.MaxRetainedBytes(slotCount, maxLength, policy);
+        for (int i = 0; i < 2000; i++)
+        {
+            Assert.True(cache.TryGetOrAdd(TestBytes.Valid(random, random.Next(maxLength + 1)), out _));
+            Assert.InRange(cache.RetainedBytes, 1, bound);
+        }
+
+        // The bound is reached, not just respected: a cache full of values of the maximum length.
+        var full = new HeaderStringCache(slotCount, maxLength, seed: 6, policy: policy);
+        for (int i = 0; i < slotCount; i++)
+        {
+            Assert.True(full.TryGetOrAdd(TestBytes.Valid(random, maxLength), out _));
+        }
+
+        Assert.Equal(bound, full.RetainedBytes);
+        if (slotCount == HeaderStringCache.DefaultSlotCount && maxLength == HeaderStringCache.DefaultMaxLength && policy == EvictionPolicy.Sieve)
+        {
+            Assert.Equal(13_936, bound); // the figure docs/hardening.md states
+        }
+    }
+
     [Fact]
     public void A_refused_first_lookup_allocates_nothing()
     {

@@ -1,0 +1,131 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Http;
+using static System.FormattableString;
+
+namespace HeaderCache.Benchmarks.Study;
+
+/// <summary>
+/// What HeaderCache keeps alive per idle connection, measured without a server: many connections' worth of
+/// the product's per-connection objects (cache, compactor, injection queue, compacting reader with its
+/// private pipe) over in-memory transport pipes, a number of requests of a profile pushed through each,
+/// then the live heap after a full collection, minus the same number of bare transport pipes that carried
+/// the same bytes. Complements <c>benchmarks/hostile/idle_connections.py</c>, which measures the whole
+/// server and cannot say where the bytes are.
+/// </summary>
+internal static class RetainedMemory
+{
+    public const string Command = "dotnet run -c Release --project benchmarks/HeaderCache.Benchmarks -- retained-memory";
+
+    private const int Connections = 2000;
+
+    public static void Run(TextWriter output)
+    {
+        output.WriteLine(Invariant($"Live heap per connection after N requests, {Connections} connections per row, 64-bit .NET {Environment.Version}."));
+        output.WriteLine(Invariant($"Command: `{Command}`"));
+        output.WriteLine();
+        output.WriteLine("| profile | requests | total B/conn | cache slots + strings B/conn | cached strings/conn | rest (pipe, reader, compactor, queue) B/conn |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|");
+        foreach (TrafficProfile profile in TrafficProfile.LoadAll())
+        {
+            foreach (int requests in (int[])[0, 1, 200])
+            {
+                Row row = Measure(profile, requests);
+                output.WriteLine(Invariant(
+                    $"| {profile.Name} | {requests} | {row.Total:N0} | {row.Cache:N0} | {row.Strings:0.0} | {row.Total - row.Cache:N0} |"));
+            }
+        }
+
+        output.WriteLine();
+        output.WriteLine(Invariant($"Bound on cache slots + strings with the defaults, whatever a client sends: {HeaderStringCache.MaxRetainedBytes():N0} B."));
+    }
+
+    private static Row Measure(TrafficProfile profile, int requests)
+    {
+        long baseline = LiveHeap();
+        var bare = new Pipe[Connections];
+        for (int i = 0; i < Connections; i++)
+        {
+            bare[i] = new Pipe();
+            for (int r = 0; r < requests; r++)
+            {
+                DrainBare(bare[i], profile.Connect(i).Render(r % profile.Count));
+            }
+        }
+
+        long bareBytes = LiveHeap() - baseline;
+        GC.KeepAlive(bare);
+        bare = null!;
+
+        baseline = LiveHeap();
+        var connections = new Connection[Connections];
+        for (int i = 0; i < Connections; i++)
+        {
+            var connection = new Connection();
+            TrafficProfile.Connection traffic = profile.Connect(i);
+            for (int r = 0; r < requests; r++)
+            {
+                connection.Send(traffic.Render(r % profile.Count));
+            }
+
+            connections[i] = connection;
+        }
+
+        long productBytes = LiveHeap() - baseline - bareBytes;
+        double cache = connections.Average(c => (double)c.Cache.RetainedBytes);
+        double strings = connections.Average(c => c.Cache.Count);
+        GC.KeepAlive(connections);
+        return new Row((double)productBytes / Connections, cache, strings);
+    }
+
+    private static void DrainBare(Pipe pipe, byte[] bytes)
+    {
+        pipe.Writer.Write(bytes);
+        _ = pipe.Writer.FlushAsync().AsTask().Result;
+        while (pipe.Reader.TryRead(out ReadResult result))
+        {
+            pipe.Reader.AdvanceTo(result.Buffer.End);
+        }
+    }
+
+    private static long LiveHeap()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
+
+    private readonly record struct Row(double Total, double Cache, double Strings);
+
+    private sealed class Connection
+    {
+        private readonly Pipe _transport = new();
+        private readonly HeaderInjectionQueue _queue = new();
+        private readonly CompactingPipeReader _reader;
+
+        public Connection()
+        {
+            Cache = new HeaderStringCache();
+            _reader = new CompactingPipeReader(_transport.Reader, new HeadCompactor(Cache, _queue, HeadLimits.Default), CompactingPipeReader.CreatePipeOptions(null));
+        }
+
+        public HeaderStringCache Cache { get; }
+
+        public void Send(byte[] bytes)
+        {
+            _transport.Writer.Write(bytes);
+            _ = _transport.Writer.FlushAsync().AsTask().Result;
+            while (_reader.TryRead(out ReadResult result))
+            {
+                _reader.AdvanceTo(result.Buffer.End);
+                while (_queue.TryApply(new HeaderDictionary()))
+                {
+                }
+            }
+        }
+    }
+}
