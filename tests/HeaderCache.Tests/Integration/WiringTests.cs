@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net;
 using System.Text;
@@ -20,10 +22,23 @@ public sealed class WiringTests
 {
     private static readonly byte[] Request = TrafficProfile.Load("chrome").Connect(11).Render(0);
 
-    [Fact]
-    public async Task Connection_part_without_the_request_part_passes_through_and_logs_one_error()
+    // Event 2: the connection part is on, the request part is not; event 3: the reverse.
+    [Theory]
+    [InlineData("connection part only", 2)]
+    [InlineData("request part only", 3)]
+    public async Task A_half_wiring_passes_everything_through_and_logs_one_error(string wiring, int eventId)
     {
-        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.ConfigureKestrel(k => k.UseHeaderStringCache()));
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            if (wiring == "connection part only")
+            {
+                builder.WebHost.ConfigureKestrel(k => k.UseHeaderStringCache());
+            }
+            else
+            {
+                builder.Services.AddHeaderStringCache();
+            }
+        });
         for (int connection = 0; connection < 3; connection++)
         {
             List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
@@ -34,24 +49,52 @@ public sealed class WiringTests
         Assert.False(server.SawCacheFeature);
         var errors = server.Logs.HeaderCache.Where(e => e.Level == LogLevel.Error).ToArray();
         Assert.Single(errors);
-        Assert.Equal(2, errors[0].Id.Id);
+        Assert.Equal(eventId, errors[0].Id.Id);
     }
 
+    // The re-injection happens inside CreateContext, so hosting's own readers of request headers (the
+    // "Request starting" log reads Content-Type, the W3C propagator reads traceparent) already see the
+    // cached strings, on the first request and on later ones served from the cache.
     [Fact]
-    public async Task Request_part_without_the_connection_part_changes_nothing_and_logs_one_error()
+    public async Task Hosting_diagnostics_see_the_headers_taken_out_of_the_head()
     {
-        await using var server = await MinimalServer.StartAsync(builder => builder.Services.AddHeaderStringCache());
-        for (int connection = 0; connection < 2; connection++)
+        const string TraceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        const string ParentSpanId = "00f067aa0ba902b7";
+        const string ContentType = "application/x-headercache-diagnostics";
+        var traceIds = new ConcurrentQueue<string>();
+        using var listener = new ActivityListener
         {
-            List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
-            Differential.AssertAnswers(Request, transcript[0]);
-            Differential.AssertAnswers(Request, transcript[1]);
-        }
+            ShouldListenTo = source => source.Name == "Microsoft.AspNetCore",
+            Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllData,
+            ActivityStarted = activity =>
+            {
+                if (activity.ParentSpanId.ToHexString() == ParentSpanId)
+                {
+                    traceIds.Enqueue(activity.TraceId.ToHexString());
+                }
+            },
+        };
+        ActivitySource.AddActivityListener(listener);
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            builder.WebHost.UseHeaderStringCache();
+            builder.Logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", LogLevel.Information);
+        });
+        byte[] request = Encoding.ASCII.GetBytes(
+            $"POST /diag HTTP/1.1\r\nHost: x\r\ntraceparent: 00-{TraceId}-{ParentSpanId}-01\r\nContent-Type: {ContentType}\r\nContent-Length: 2\r\n\r\nhi");
 
-        Assert.False(server.SawCacheFeature);
-        var errors = server.Logs.HeaderCache.Where(e => e.Level == LogLevel.Error).ToArray();
-        Assert.Single(errors);
-        Assert.Equal(3, errors[0].Id.Id);
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[request], [request], [request]], RawHttp.Whole);
+
+        Assert.All(transcript.Take(3), response => Assert.Equal(200, RawHttp.Status(response)));
+        Assert.True(server.SawCacheFeature);
+        Assert.Equal(6, server.StrippedLines); // traceparent and Content-Type of each request
+        Assert.Equal([TraceId, TraceId, TraceId], traceIds.ToArray());
+        string[] starting = server.Logs.Entries
+            .Where(e => e.Category == "Microsoft.AspNetCore.Hosting.Diagnostics" && e.Message.StartsWith("Request starting", StringComparison.Ordinal))
+            .Select(e => e.Message)
+            .ToArray();
+        Assert.Equal(3, starting.Length);
+        Assert.All(starting, message => Assert.Contains(ContentType, message, StringComparison.Ordinal));
     }
 
     [Fact]
@@ -153,6 +196,7 @@ public sealed class WiringTests
     {
         private readonly WebApplication _app;
         private volatile bool _sawCacheFeature;
+        private long _strippedLines;
 
         private MinimalServer(WebApplication app, CapturingLoggerProvider logs)
         {
@@ -166,6 +210,9 @@ public sealed class WiringTests
 
         public bool SawCacheFeature => _sawCacheFeature;
 
+        /// <summary>Header lines the compactor had taken out, as of the last request that saw the cache.</summary>
+        public long StrippedLines => Interlocked.Read(ref _strippedLines);
+
         public static async Task<MinimalServer> StartAsync(Action<WebApplicationBuilder> wire)
         {
             var logs = new CapturingLoggerProvider();
@@ -177,10 +224,12 @@ public sealed class WiringTests
             var server = new MinimalServer(app, logs);
             app.Run(async context =>
             {
-                bool hasCache = context.Features.Get<HeaderCacheConnection>() is not null;
+                HeaderCacheConnection? feature = context.Features.Get<HeaderCacheConnection>();
+                bool hasCache = feature is not null;
                 if (hasCache)
                 {
                     server._sawCacheFeature = true;
+                    Interlocked.Exchange(ref server._strippedLines, feature!.Compactor.StrippedLines);
                 }
 
                 if (context.Request.Path == "/has-cache")
