@@ -97,9 +97,14 @@ public static class SampleApp
         }
 
         // With a Content-Length the response's bytes do not depend on how Kestrel happens to chunk them.
+        // A 2xx answer to CONNECT may not have one (RFC 9110, 15.3): Kestrel would turn it into a 500.
         byte[] view = Encoding.UTF8.GetBytes(Describe(context, body));
         context.Response.ContentType = "text/plain; charset=utf-8";
-        context.Response.ContentLength = view.Length;
+        if (!HttpMethods.IsConnect(context.Request.Method))
+        {
+            context.Response.ContentLength = view.Length;
+        }
+
         await context.Response.Body.WriteAsync(view, context.RequestAborted).ConfigureAwait(false);
     }
 
