@@ -225,16 +225,15 @@ public sealed class WiringTests
             app.Run(async context =>
             {
                 HeaderCacheConnection? feature = context.Features.Get<HeaderCacheConnection>();
-                bool hasCache = feature is not null;
-                if (hasCache)
+                if (feature is not null)
                 {
                     server._sawCacheFeature = true;
-                    Interlocked.Exchange(ref server._strippedLines, feature!.Compactor.StrippedLines);
+                    Interlocked.Exchange(ref server._strippedLines, feature.Compactor.StrippedLines);
                 }
 
                 if (context.Request.Path == "/has-cache")
                 {
-                    await context.Response.WriteAsync(hasCache ? "yes" : "no");
+                    await context.Response.WriteAsync(feature is not null ? "yes" : "no");
                     return;
                 }
 
