@@ -1,13 +1,15 @@
+using System.Globalization;
 using System.Net.WebSockets;
 using System.Security.Cryptography;
 using System.Text;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Sample;
 
 /// <summary>
 /// The sample server: Kestrel with HeaderCache, a plaintext endpoint, allocation stats, and an echo of
-/// everything else as a canonical view of the request, so the cache can be compared on and off.
+/// everything else as the view the application has of the request, so HeaderCache can be compared with Kestrel alone.
 /// </summary>
 public static class SampleApp
 {
@@ -109,17 +111,20 @@ public static class SampleApp
     }
 
     /// <summary>
-    /// The canonical view of a request: request line, then every header the application sees, names
-    /// sorted case-insensitively with each value on its own line in order, then the body's length and
-    /// SHA-256. It does not depend on header enumeration order, so it is the same with and without the cache.
+    /// What the application sees of a request, as text: the request line; every header in the order
+    /// <c>Request.Headers</c> enumerates them, with the name as it is stored (exact casing) and each of its
+    /// values on its own line in order; then <c>Count</c> and a few typed accessors (lines starting with
+    /// <c>=</c>); then the body's length and SHA-256. Nothing is sorted or case-folded, so any difference in
+    /// order, casing or grouping between two servers shows.
     /// </summary>
     public static string Describe(HttpContext context, ReadOnlySpan<byte> body)
     {
         HttpRequest request = context.Request;
+        IHeaderDictionary headers = request.Headers;
         string target = context.Features.Get<IHttpRequestFeature>()?.RawTarget ?? request.Path + request.QueryString;
         var view = new StringBuilder();
         view.Append(request.Method).Append(' ').Append(target).Append(' ').Append(request.Protocol).Append('\n');
-        foreach (var header in request.Headers.OrderBy(h => h.Key, StringComparer.OrdinalIgnoreCase).ThenBy(h => h.Key, StringComparer.Ordinal))
+        foreach (KeyValuePair<string, StringValues> header in headers)
         {
             foreach (string? value in header.Value)
             {
@@ -127,6 +132,11 @@ public static class SampleApp
             }
         }
 
+        view.Append("=count: ").Append(headers.Count).Append('\n');
+        view.Append("=accept: ").Append(headers.Accept.ToString()).Append('\n');
+        view.Append("=user-agent: ").Append(headers.UserAgent.ToString()).Append('\n');
+        view.Append("=cookie: ").Append(headers.Cookie.ToString()).Append('\n');
+        view.Append("=content-length: ").Append(headers.ContentLength?.ToString(CultureInfo.InvariantCulture) ?? "none").Append('\n');
         view.Append("body-length: ").Append(body.Length).Append('\n');
         view.Append("body-sha256: ").Append(Convert.ToHexStringLower(SHA256.HashData(body))).Append('\n');
         return view.ToString();

@@ -5,7 +5,7 @@ using HeaderCache.Tests.Integration;
 namespace HeaderCache.Tests.Fuzzing;
 
 /// <summary>
-/// Sends generated request streams, split at random places, to Kestrel with the cache on and off, and
+/// Sends generated request streams, split at random places, to HeaderCache and to Kestrel alone, and
 /// reports every case whose transcripts (status, echoed request view, connection end) differ.
 /// </summary>
 public static partial class DifferentialFuzzer
@@ -17,7 +17,7 @@ public static partial class DifferentialFuzzer
 
     /// <summary>Runs <paramref name="cases"/> cases from <paramref name="seed"/>; stops early at <paramref name="deadline"/>.</summary>
     public static async Task<(int Cases, List<Divergence> Divergences, Dictionary<string, int> Statuses)> RunAsync(
-        IPEndPoint on, IPEndPoint off, int seed, int cases, DateTime deadline, Action<string>? progress = null)
+        IPEndPoint on, IPEndPoint alone, int seed, int cases, DateTime deadline, Action<string>? progress = null)
     {
         var generator = new RequestStreamGenerator(seed);
         var splits = new Random(seed ^ 0x5bd1e995);
@@ -33,7 +33,7 @@ public static partial class DifferentialFuzzer
             Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split = maxPiece == 1 && bytes.Length > 600
                 ? RawHttp.RandomSplit(splitSeed, 3)
                 : RawHttp.RandomSplit(splitSeed, maxPiece);
-            Task<string> offRun = RawHttp.SendAllRawAsync(off, bytes, split, QuietPeriod);
+            Task<string> offRun = RawHttp.SendAllRawAsync(alone, bytes, split, QuietPeriod);
             Task<string> onRun = RawHttp.SendAllRawAsync(on, bytes, split, QuietPeriod);
             string offTranscript = await offRun;
             string onTranscript = await onRun;

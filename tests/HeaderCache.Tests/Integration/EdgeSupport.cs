@@ -54,16 +54,17 @@ internal static class Edge
     /// (end them with <see cref="Terminator"/> or a request Kestrel rejects).
     /// </summary>
     /// <returns>The transcript of the whole send.</returns>
-    public static Task<List<string>> SendAllBothAsync(ServerPair servers, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false) =>
-        SendAllBothAsync(servers.On, servers.Off, bytes, seeds, maxPiece, fin);
+    public static Task<List<string>> SendAllBothAsync(ServerPair servers, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false, bool engaged = true) =>
+        SendAllBothAsync(servers.On, servers.Alone, bytes, seeds, maxPiece, fin, engaged);
 
     /// <inheritdoc cref="SendAllBothAsync(ServerPair, byte[], int, int, bool)"/>
-    public static async Task<List<string>> SendAllBothAsync(SampleServer on, SampleServer off, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false)
+    public static async Task<List<string>> SendAllBothAsync(SampleServer on, SampleServer alone, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false, bool engaged = true)
     {
+        using var activity = new CacheActivity(on);
         List<string>? first = null;
         foreach (var (name, split) in Splits(seeds, maxPiece))
         {
-            List<string> transcript = await AssertSameAsync(on, off, endPoint => RawHttp.SendAllAsync(endPoint, bytes, split, halfClose: fin));
+            List<string> transcript = await CompareAsync(on, alone, endPoint => RawHttp.SendAllAsync(endPoint, bytes, split, halfClose: fin));
             if (first is null)
             {
                 first = transcript;
@@ -75,25 +76,39 @@ internal static class Edge
             }
         }
 
+        await activity.AssertEngagedAsync(engaged);
         return first!;
     }
 
-    /// <summary>Runs <paramref name="client"/> on the cache-off server, then on the cache-on one; asserts the same transcript.</summary>
-    public static async Task<List<string>> AssertSameAsync(SampleServer on, SampleServer off, Func<IPEndPoint, Task<List<string>>> client)
+    /// <summary>Runs <paramref name="client"/> on Kestrel alone, then with HeaderCache; asserts the same transcript.</summary>
+    /// <remarks>Unless <paramref name="engaged"/> is false (bytes without a single header line), also asserts that
+    /// HeaderCache was on the path: it served lines or stepped aside, so the comparison cannot pass because the
+    /// cache never ran.</remarks>
+    public static async Task<List<string>> AssertSameAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client, bool engaged = true)
     {
-        List<string> offTranscript = await client(off.EndPoint);
+        using var activity = new CacheActivity(on);
+        List<string> transcript = await CompareAsync(on, alone, client);
+        await activity.AssertEngagedAsync(engaged);
+        return transcript;
+    }
+
+    private static async Task<List<string>> CompareAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client)
+    {
+        List<string> aloneTranscript = await client(alone.EndPoint);
         List<string> onTranscript = await client(on.EndPoint);
-        Assert.Equal(offTranscript, onTranscript);
+        Assert.Equal(aloneTranscript, onTranscript);
         return onTranscript;
     }
 
     /// <summary>Runs the same client against both servers at the same time (for tests that wait on server timers).</summary>
-    public static async Task<List<string>> AssertSameConcurrentlyAsync(SampleServer on, SampleServer off, Func<IPEndPoint, Task<List<string>>> client)
+    public static async Task<List<string>> AssertSameConcurrentlyAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client)
     {
+        using var activity = new CacheActivity(on);
         Task<List<string>> onRun = client(on.EndPoint);
-        Task<List<string>> offRun = client(off.EndPoint);
-        await Task.WhenAll(onRun, offRun);
-        Assert.Equal(await offRun, await onRun);
+        Task<List<string>> aloneRun = client(alone.EndPoint);
+        await Task.WhenAll(onRun, aloneRun);
+        Assert.Equal(await aloneRun, await onRun);
+        await activity.AssertEngagedAsync(true);
         return await onRun;
     }
 }
@@ -105,8 +120,13 @@ internal sealed class CacheActivity : IDisposable
     private readonly Dictionary<string, long> _totals = [];
 
     public CacheActivity(SampleServer server)
+        : this(server.App.Services)
     {
-        object scope = server.App.Services.GetRequiredService<IMeterFactory>();
+    }
+
+    public CacheActivity(IServiceProvider services)
+    {
+        object scope = services.GetRequiredService<IMeterFactory>();
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             if (instrument.Meter.Name == "HeaderCache" && ReferenceEquals(instrument.Meter.Scope, scope))
@@ -130,6 +150,35 @@ internal sealed class CacheActivity : IDisposable
 
     /// <summary>Header names and values resolved through a cache, hit or miss: lines were taken out of heads.</summary>
     public long Resolved => Hits + Get("headercache.misses");
+
+    /// <summary>Whether the cache resolved lines or a connection stepped aside: HeaderCache was on the path.</summary>
+    public bool Engaged
+    {
+        get
+        {
+            lock (_totals)
+            {
+                return _totals.Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" || t.Key.StartsWith("headercache.passthrough_connections", StringComparison.Ordinal)));
+            }
+        }
+    }
+
+    /// <summary>
+    /// Asserts that HeaderCache was on the path (<see cref="Engaged"/>), or with <paramref name="expected"/> false that it
+    /// was not. A connection's counts are published when its requests start and when it ends, a moment after the
+    /// client saw the close, so this waits up to 5 s for them.
+    /// </summary>
+    public async Task AssertEngagedAsync(bool expected)
+    {
+        for (int waited = 0; expected && !Engaged && waited < 5000; waited += 20)
+        {
+            await Task.Delay(20);
+        }
+
+        Assert.True(Engaged == expected, expected
+            ? "HeaderCache neither served a line nor stepped aside: the comparison did not exercise it"
+            : "HeaderCache acted on bytes without a header line");
+    }
 
     /// <summary>Connections that switched to pass-through for <paramref name="reason"/> (the metric's tag).</summary>
     public long PassThrough(string reason) => Get("headercache.passthrough_connections|" + reason);

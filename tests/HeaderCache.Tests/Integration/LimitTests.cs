@@ -73,7 +73,7 @@ public sealed class SmallLimitsPair : IAsyncLifetime
 
     public SampleServer On { get; private set; } = null!;
 
-    public SampleServer Off { get; private set; } = null!;
+    public SampleServer Alone { get; private set; } = null!;
 
     public async Task InitializeAsync()
     {
@@ -87,13 +87,13 @@ public sealed class SmallLimitsPair : IAsyncLifetime
         });
 
         On = await SampleServer.StartAsync(CacheMode.On, Configure);
-        Off = await SampleServer.StartAsync(CacheMode.Off, Configure);
+        Alone = await SampleServer.StartAsync(CacheMode.KestrelAlone, Configure);
     }
 
     public async Task DisposeAsync()
     {
         await On.DisposeAsync();
-        await Off.DisposeAsync();
+        await Alone.DisposeAsync();
     }
 }
 
@@ -120,7 +120,7 @@ public sealed class SmallLimitTests(SmallLimitsPair servers) : IClassFixture<Sma
     {
         string head = LimitHeads.Build(shape, size);
         byte[] bytes = Edge.Bytes(LimitHeads.Small("/before") + head + LimitHeads.Small("/after") + Edge.Terminator);
-        List<string> transcript = await Edge.SendAllBothAsync(servers.On, servers.Off, bytes, seeds: 3, maxPiece: 40);
+        List<string> transcript = await Edge.SendAllBothAsync(servers.On, servers.Alone, bytes, seeds: 3, maxPiece: 40);
         Assert.Equal(expected, Edge.Summary(transcript));
     }
 
@@ -129,7 +129,7 @@ public sealed class SmallLimitTests(SmallLimitsPair servers) : IClassFixture<Sma
     {
         // Non-vacuity: with the defaults these would be answered.
         string tooMany = LimitHeads.Build("header lines", 20);
-        List<string> transcript = await Edge.SendAllBothAsync(servers.On, servers.Off, Edge.Bytes(tooMany + Edge.Terminator), seeds: 1);
+        List<string> transcript = await Edge.SendAllBothAsync(servers.On, servers.Alone, Edge.Bytes(tooMany + Edge.Terminator), seeds: 1);
         Assert.Equal("431|closed", Edge.Summary(transcript));
     }
 }

@@ -15,8 +15,11 @@ public enum CacheMode
     /// <summary>HeaderCache on.</summary>
     On,
 
-    /// <summary>HeaderCache registered but switched off: Kestrel alone.</summary>
-    Off,
+    /// <summary>The baseline: HeaderCache not registered at all (the sample's <c>Sample:KestrelOnly</c>).</summary>
+    KestrelAlone,
+
+    /// <summary>HeaderCache registered but switched off with <c>HeaderCache:Enabled=false</c>.</summary>
+    Disabled,
 }
 
 /// <summary>The sample app on a real Kestrel at 127.0.0.1 with port 0, and the log lines it wrote.</summary>
@@ -41,8 +44,16 @@ public sealed class SampleServer : IAsyncDisposable
     /// <summary>Starts the sample app with the cache <paramref name="mode"/>.</summary>
     public static Task<SampleServer> StartAsync(CacheMode mode, Action<WebApplicationBuilder>? configure = null, params string[] settings) =>
         StartAsync(
-            [$"--HeaderCache:Enabled={(mode == CacheMode.On ? "true" : "false")}", .. settings],
+            [Setting(mode), .. settings],
             configure);
+
+    /// <summary>The sample's setting that puts a server in <paramref name="mode"/>.</summary>
+    public static string Setting(CacheMode mode) => mode switch
+    {
+        CacheMode.On => "--HeaderCache:Enabled=true",
+        CacheMode.Disabled => "--HeaderCache:Enabled=false",
+        _ => "--Sample:KestrelOnly=true",
+    };
 
     /// <summary>Starts the sample app with <paramref name="args"/> (settings as <c>--Key=Value</c>).</summary>
     public static async Task<SampleServer> StartAsync(string[] args, Action<WebApplicationBuilder>? configure = null)

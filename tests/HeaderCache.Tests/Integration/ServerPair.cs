@@ -1,26 +1,26 @@
 namespace HeaderCache.Tests.Integration;
 
-/// <summary>Two sample servers shared by the differential tests: cache on and cache off.</summary>
+/// <summary>Two sample servers shared by the differential tests: HeaderCache on, and Kestrel alone.</summary>
 public sealed class ServerPair : IAsyncLifetime
 {
     /// <summary>HeaderCache on.</summary>
     public SampleServer On { get; private set; } = null!;
 
-    /// <summary>Kestrel alone (HeaderCache switched off).</summary>
-    public SampleServer Off { get; private set; } = null!;
+    /// <summary>Kestrel alone: HeaderCache not registered.</summary>
+    public SampleServer Alone { get; private set; } = null!;
 
     /// <inheritdoc />
     public async Task InitializeAsync()
     {
         On = await SampleServer.StartAsync(CacheMode.On);
-        Off = await SampleServer.StartAsync(CacheMode.Off);
+        Alone = await SampleServer.StartAsync(CacheMode.KestrelAlone);
     }
 
     /// <inheritdoc />
     public async Task DisposeAsync()
     {
         await On.DisposeAsync();
-        await Off.DisposeAsync();
+        await Alone.DisposeAsync();
     }
 }
 

@@ -13,7 +13,7 @@ public sealed class ShortTimeoutsPair : IAsyncLifetime
 
     public SampleServer On { get; private set; } = null!;
 
-    public SampleServer Off { get; private set; } = null!;
+    public SampleServer Alone { get; private set; } = null!;
 
     public async Task InitializeAsync()
     {
@@ -24,13 +24,13 @@ public sealed class ShortTimeoutsPair : IAsyncLifetime
         });
 
         On = await SampleServer.StartAsync(CacheMode.On, Configure);
-        Off = await SampleServer.StartAsync(CacheMode.Off, Configure);
+        Alone = await SampleServer.StartAsync(CacheMode.KestrelAlone, Configure);
     }
 
     public async Task DisposeAsync()
     {
         await On.DisposeAsync();
-        await Off.DisposeAsync();
+        await Alone.DisposeAsync();
     }
 }
 
@@ -63,7 +63,7 @@ public sealed class TimeoutTests(ShortTimeoutsPair servers) : IClassFixture<Shor
         var runs = Stalls.Select(async stall =>
         {
             byte[] bytes = Edge.Bytes(stall.Bytes);
-            List<string> transcript = await Edge.AssertSameConcurrentlyAsync(servers.On, servers.Off, endPoint =>
+            List<string> transcript = await Edge.AssertSameConcurrentlyAsync(servers.On, servers.Alone, endPoint =>
                 RawHttp.SendAllAsync(endPoint, bytes, RawHttp.RandomSplit(3, 16), halfClose: false));
             return (stall.Name, Actual: Edge.Summary(transcript), stall.Expected, transcript);
         }).ToArray();
@@ -84,7 +84,7 @@ public sealed class TimeoutTests(ShortTimeoutsPair servers) : IClassFixture<Shor
         // Each head's header part takes about 1.5 s (under the 3 s timeout); the three heads together take
         // longer than the timeout, so the timer must start again for each request.
         string[] heads = ["GET /t1 HTTP/1.1\r\nHost:x\r\nA:b\r\n\r\n", "GET /t2 HTTP/1.1\r\nHost:x\r\nA:b\r\n\r\n", "GET /t3 HTTP/1.1\r\nHost:x\r\nA:c\r\n\r\n"];
-        List<string> transcript = await Edge.AssertSameConcurrentlyAsync(servers.On, servers.Off, endPoint => TrickleAsync(endPoint, heads));
+        List<string> transcript = await Edge.AssertSameConcurrentlyAsync(servers.On, servers.Alone, endPoint => TrickleAsync(endPoint, heads));
         Assert.Equal("200,200,200|open", Edge.Summary(transcript));
         for (int i = 0; i < heads.Length; i++)
         {

@@ -118,7 +118,7 @@ public sealed class TlsTests : IDisposable
     public async Task Cache_after_UseHttps_compacts_plaintext_and_matches_Kestrel_alone()
     {
         await using SampleServer on = await StartAsync(CacheMode.On, Placement.AfterUseHttps);
-        await using SampleServer off = await StartAsync(CacheMode.Off, Placement.AfterUseHttps);
+        await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, Placement.AfterUseHttps);
         using var activity = new CacheActivity(on);
 
         await ExchangeOnBothAsync(on, off, connections: 2);
@@ -137,7 +137,7 @@ public sealed class TlsTests : IDisposable
     public async Task Cache_before_UseHttps_passes_through_warns_once_and_answers_every_request(Placement placement)
     {
         await using SampleServer on = await StartAsync(CacheMode.On, placement);
-        await using SampleServer off = await StartAsync(CacheMode.Off, placement);
+        await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, placement);
         using var activity = new CacheActivity(on);
 
         await ExchangeOnBothAsync(on, off, connections: 3);
@@ -155,7 +155,7 @@ public sealed class TlsTests : IDisposable
     public async Task Http2_over_tls_is_left_to_Kestrel()
     {
         await using SampleServer on = await StartAsync(CacheMode.On, Placement.AfterUseHttps);
-        await using SampleServer off = await StartAsync(CacheMode.Off, Placement.AfterUseHttps);
+        await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, Placement.AfterUseHttps);
         using var activity = new CacheActivity(on);
 
         var echoes = new List<string>();
