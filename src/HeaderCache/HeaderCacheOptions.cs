@@ -21,12 +21,12 @@ public sealed class HeaderCacheOptions
     public int SlotCount { get; set; } = HeaderStringCache.DefaultSlotCount;
 
     /// <summary>Longest header name or value, in bytes, that is cached (0 to 8192). Default 256.
-    /// Longer lines are left to Kestrel.</summary>
+    /// Longer ones get a new string on every request, as with Kestrel alone.</summary>
     public int MaxValueLength { get; set; } = HeaderStringCache.DefaultMaxLength;
 
     /// <summary>
-    /// Header names (case-insensitive) never taken out of the request head, in addition to the
-    /// ones Kestrel acts on itself (Host, Content-Length, Transfer-Encoding, Connection, ...).
+    /// Header names (case-insensitive) whose values are never cached: each request gets a new string for
+    /// them, as with Kestrel alone (for example for credentials a deployment wants kept out of any cache).
     /// </summary>
     public IList<string> ExcludedHeaders { get; } = [];
 }

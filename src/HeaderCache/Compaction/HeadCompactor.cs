@@ -57,6 +57,7 @@ internal sealed class HeadCompactor : IDisposable
     private int _lineStart;
     private int _headerCount;
     private HeaderLine[] _lines = [];
+    private ulong _seenKeys;
     private long _contentLength;
     private bool _upgrade;
     private long _bodyRemaining;
@@ -218,6 +219,13 @@ internal sealed class HeadCompactor : IDisposable
                     {
                         int lf = data.IndexOf(LF);
                         int take = lf < 0 ? data.Length : lf + 1;
+                        if (HasBareCr(data[..take]))
+                        {
+                            // Kestrel rejects a CR followed by anything but LF as soon as that byte arrives.
+                            EnterPassThrough(PassThroughReason.Malformed, output);
+                            break;
+                        }
+
                         // Kestrel allows the header lines plus the final CRLF to take MaxRequestHeadersTotalSize + 2.
                         if (_length - _headersStart + take > _limits.MaxRequestHeadersTotalSize + 2)
                         {
@@ -295,8 +303,9 @@ internal sealed class HeadCompactor : IDisposable
         return method.SequenceEqual("CONNECT"u8) ? PassThroughReason.Connect : PassThroughReason.None;
     }
 
-    // Checks a complete header line as soon as it ends and, if it may be taken out, resolves its strings
-    // now: the cache's lookup is also the validation of the value, so every byte is looked at once.
+    // Checks a complete header line as soon as it ends and, unless Kestrel acts on it, resolves its strings
+    // now: the cache's lookup is also the validation of the value, so every byte is looked at once. Every
+    // other line is taken out, so Kestrel's collection gets them all from the re-injection, in wire order.
     private PassThroughReason OnHeaderLine(int start, int end)
     {
         ReadOnlySpan<byte> content = _head.AsSpan(start, end - start - 2);
@@ -331,28 +340,18 @@ internal sealed class HeadCompactor : IDisposable
                 return reason;
             }
         }
-        else if (value.IsEmpty || value.Length > _cache.MaxLength || name.Length > _cache.MaxLength || IsExcluded(name))
-        {
-            if (value.ContainsAnyExcept(FieldBytes))
-            {
-                return PassThroughReason.Malformed;
-            }
-        }
         else
         {
-            string? valueString = LookUpValue(value);
+            string? valueString = ResolveValue(name, value);
             if (valueString is null)
             {
-                // Not too long, so a byte other than VCHAR, SP or HTAB.
+                // A byte other than VCHAR, SP or HTAB.
                 return PassThroughReason.Malformed;
             }
 
-            string? nameString = HeaderNameTable.GetKnownName(name);
-            if (nameString is not null || _cache.TryGetOrAdd(name, out nameString))
-            {
-                line.Name = nameString;
-                line.Value = valueString;
-            }
+            line.Name = HeaderNameTable.GetKnownName(name) ?? ResolveName(name);
+            line.Value = valueString;
+            line.Repeat = IsRepeat(line, name);
         }
 
         if (_headerCount > _lines.Length)
@@ -362,6 +361,49 @@ internal sealed class HeadCompactor : IDisposable
 
         _lines[_headerCount - 1] = line;
         return PassThroughReason.None;
+    }
+
+    // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
+    private string? ResolveValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (value.IsEmpty)
+        {
+            return string.Empty;
+        }
+
+        if (value.Length > _cache.MaxLength || IsExcluded(name))
+        {
+            return value.ContainsAnyExcept(FieldBytes) ? null : HeaderStringCache.Decode(value);
+        }
+
+        return LookUpValue(value);
+    }
+
+    // Names are validated tokens, so the cache refuses only names longer than its limit.
+    private string ResolveName(ReadOnlySpan<byte> name) =>
+        _cache.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
+
+    // Whether an earlier line of this head has the same name (case-insensitively): then the value is appended
+    // to that name's values, as Kestrel appends it. The filter makes the common head, without repeats, linear.
+    private bool IsRepeat(HeaderLine line, ReadOnlySpan<byte> name)
+    {
+        ulong bit = 1UL << (int)(((uint)line.Key * 0x9E3779B9u) >> 26);
+        if ((_seenKeys & bit) == 0)
+        {
+            _seenKeys |= bit;
+            return false;
+        }
+
+        ReadOnlySpan<byte> head = _head.AsSpan(0, _length);
+        foreach (ref readonly HeaderLine earlier in _lines.AsSpan(0, _headerCount - 1))
+        {
+            if (earlier.Key == line.Key && earlier.Name is not null && Ascii.EqualsIgnoreCase(earlier.NameBytes(head), name))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     // Values go through the cache unless the connection's recent values almost never repeat (a hostile
@@ -486,12 +528,10 @@ internal sealed class HeadCompactor : IDisposable
         ReadOnlySpan<byte> head = _head.AsSpan(0, _length);
         Span<HeaderLine> lines = _lines.AsSpan(0, _headerCount);
         int unwritten = _headersStart;
-        for (int i = 0; i < lines.Length; i++)
+        foreach (ref readonly HeaderLine line in lines)
         {
-            ref HeaderLine line = ref lines[i];
-            if (line.Value is null || IsRepeated(head, lines, i))
+            if (line.Value is null)
             {
-                line.Value = null;
                 continue;
             }
 
@@ -504,19 +544,17 @@ internal sealed class HeadCompactor : IDisposable
         _queue.Publish(lines);
     }
 
-    // A name sent more than once stays in the bytes with all its values, so their order is Kestrel's.
-    private static bool IsRepeated(ReadOnlySpan<byte> head, ReadOnlySpan<HeaderLine> lines, int index)
+    // Whether a CR in a piece of a header line is followed by a byte other than LF, counting a CR held from
+    // the line's previous piece. A piece ends at the first LF, so only its first CR can be the line's end.
+    private bool HasBareCr(ReadOnlySpan<byte> piece)
     {
-        HeaderLine line = lines[index];
-        for (int j = 0; j < lines.Length; j++)
+        if (_length > _lineStart && _head[_length - 1] == CR && piece[0] != LF)
         {
-            if (j != index && lines[j].Key == line.Key && Ascii.EqualsIgnoreCase(line.NameBytes(head), lines[j].NameBytes(head)))
-            {
-                return true;
-            }
+            return true;
         }
 
-        return false;
+        int cr = piece.IndexOf(CR);
+        return cr >= 0 && cr < piece.Length - 1 && piece[cr + 1] != LF;
     }
 
     private void BeginHead()
@@ -525,6 +563,7 @@ internal sealed class HeadCompactor : IDisposable
         _length = _forwarded = _headersStart = _lineStart = _headerCount = 0;
         _contentLength = -1;
         _upgrade = false;
+        _seenKeys = 0;
         if (_head.Length == 0)
         {
             _head = ArrayPool<byte>.Shared.Rent(InitialHeadBuffer);
@@ -568,18 +607,6 @@ internal sealed class HeadCompactor : IDisposable
 
         ReturnLines();
         _length = _forwarded = 0;
-    }
-
-    private static ReadOnlySpan<byte> Trim(ReadOnlySpan<byte> value)
-    {
-        int start = value.IndexOfAnyExcept(SP, HTAB);
-        if (start < 0)
-        {
-            return [];
-        }
-
-        int end = value.LastIndexOfAnyExcept(SP, HTAB);
-        return value[start..(end + 1)];
     }
 
     private static bool ContainsIgnoreCase(ReadOnlySpan<byte> value, ReadOnlySpan<byte> token)

@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Compaction;
 
@@ -15,8 +16,7 @@ namespace HeaderCache.Compaction;
 internal sealed class HeaderInjectionQueue
 {
     private readonly Lock _lock = new();
-    private string[] _names = [];
-    private string[] _values = [];
+    private Pair[] _pairs = [];
     private int[] _counts = [];
     private int _pairStart;
     private int _pairEnd;
@@ -48,10 +48,8 @@ internal sealed class HeaderInjectionQueue
             {
                 if (line.Value is not null)
                 {
-                    EnsureRoom(ref _names, ref _values, ref _pairStart, ref _pairEnd);
-                    _names[_pairEnd] = line.Name!;
-                    _values[_pairEnd] = line.Value;
-                    _pairEnd++;
+                    EnsureRoom();
+                    _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat);
                     count++;
                 }
             }
@@ -77,7 +75,8 @@ internal sealed class HeaderInjectionQueue
     }
 
     /// <summary>
-    /// Takes the oldest entry and sets its pairs on <paramref name="headers"/>.
+    /// Takes the oldest entry and adds its pairs to <paramref name="headers"/> in the order they were sent,
+    /// a repeated name's values after its earlier ones, as Kestrel's parser adds them.
     /// </summary>
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
     public bool TryApply(IHeaderDictionary headers)
@@ -92,10 +91,9 @@ internal sealed class HeaderInjectionQueue
             int count = _counts[_entryStart++];
             for (int i = 0; i < count; i++)
             {
-                headers[_names[_pairStart]] = _values[_pairStart];
-                _names[_pairStart] = null!;
-                _values[_pairStart] = null!;
-                _pairStart++;
+                ref Pair pair = ref _pairs[_pairStart++];
+                headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
+                pair = default;
             }
 
             if (_entryStart == _entryEnd)
@@ -108,32 +106,29 @@ internal sealed class HeaderInjectionQueue
         }
     }
 
-    private static void EnsureRoom(ref string[] names, ref string[] values, ref int start, ref int end)
+    private void EnsureRoom()
     {
-        if (end < names.Length)
+        if (_pairEnd < _pairs.Length)
         {
             return;
         }
 
-        int used = end - start;
-        if (start > 0 && used < names.Length / 2)
+        int used = _pairEnd - _pairStart;
+        if (_pairStart > 0 && used < _pairs.Length / 2)
         {
-            Array.Copy(names, start, names, 0, used);
-            Array.Copy(values, start, values, 0, used);
-            Array.Clear(names, used, names.Length - used);
-            Array.Clear(values, used, values.Length - used);
+            Array.Copy(_pairs, _pairStart, _pairs, 0, used);
+            Array.Clear(_pairs, used, _pairs.Length - used);
         }
         else
         {
-            var grownNames = new string[Math.Max(16, names.Length * 2)];
-            var grownValues = new string[grownNames.Length];
-            Array.Copy(names, start, grownNames, 0, used);
-            Array.Copy(values, start, grownValues, 0, used);
-            names = grownNames;
-            values = grownValues;
+            var grown = new Pair[Math.Max(16, _pairs.Length * 2)];
+            Array.Copy(_pairs, _pairStart, grown, 0, used);
+            _pairs = grown;
         }
 
-        start = 0;
-        end = used;
+        _pairStart = 0;
+        _pairEnd = used;
     }
+
+    private record struct Pair(string Name, string Value, bool Append);
 }

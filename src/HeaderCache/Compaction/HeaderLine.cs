@@ -24,6 +24,9 @@ internal struct HeaderLine
     /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes.</summary>
     public string? Value;
 
+    /// <summary>Whether an earlier line of the head has the same name: the value is appended to that name's.</summary>
+    public bool Repeat;
+
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
     {

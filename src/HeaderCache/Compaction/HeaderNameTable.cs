@@ -7,7 +7,10 @@ namespace HeaderCache.Compaction;
 /// </summary>
 /// <remarks>
 /// <para><b>Kept for Kestrel</b>: headers that Kestrel itself acts on while it parses a request (framing,
-/// connection management, host validation, protocol switches). Their lines always stay in the bytes.</para>
+/// connection management, host validation, protocol switches). Their lines always stay in the bytes. All of
+/// them are fields of Kestrel's collection, never entries of its dictionary of other names, so the lines taken
+/// out can be put back in wire order (<c>Trailer</c>, <c>Proxy-Connection</c> and <c>HTTP2-Settings</c>, which
+/// Kestrel's HTTP/1.1 parser neither acts on nor keeps in a field, are ordinary names).</para>
 /// <para><b>Known</b>: the request headers Kestrel stores in fields of its own header collection
 /// (<c>HttpRequestHeaders</c>). Kestrel reports these under its canonical name whatever casing was sent,
 /// so the compaction re-injects them under these constants and needs no name string. Every other name
@@ -20,8 +23,7 @@ internal static class HeaderNameTable
 {
     private static readonly string[] KeptForKestrel =
     [
-        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Proxy-Connection",
-        "Expect", "Upgrade", "TE", "Trailer", "HTTP2-Settings",
+        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Expect", "Upgrade", "TE",
     ];
 
     // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders).

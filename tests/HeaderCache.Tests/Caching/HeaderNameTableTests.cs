@@ -9,7 +9,7 @@ public class HeaderNameTableTests
     // DESIGN.md 2.3: headers Kestrel itself acts on always stay in the bytes.
     private static readonly string[] MustBeKept =
     [
-        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Expect", "Upgrade", "TE", "Trailer",
+        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Expect", "Upgrade", "TE",
     ];
 
     private static readonly string[] Unknown =
