@@ -2,6 +2,7 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
 using BenchmarkDotNet.Attributes;
+using HeaderCache.InMemory;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
@@ -23,7 +24,7 @@ public class ConnectionPathBenchmarks
     private const int RequestsPerInvoke = 64;
 
     private WebApplication? _app;
-    private IDuplexPipe _client = null!;
+    private InMemoryClient _client = null!;
     private byte[][] _requests = [];
     private int _next;
 

@@ -1,0 +1,174 @@
+using System.IO.Pipelines;
+using System.Net;
+using System.Threading.Channels;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Http.Features;
+
+namespace HeaderCache.InMemory;
+
+/// <summary>
+/// A Kestrel transport made of in-memory pipes: the real Kestrel (connection middleware, HTTP/1.1
+/// parser, hosting) runs, only the sockets are gone. Shared by the in-process fuzzer and the
+/// connection-path benchmarks.
+/// </summary>
+internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectionListener
+{
+    private readonly Channel<ConnectionContext> _accepts = Channel.CreateUnbounded<ConnectionContext>();
+
+    public EndPoint EndPoint { get; private set; } = new IPEndPoint(IPAddress.Loopback, 0);
+
+    /// <summary>Opens a connection and returns the client's end of it.</summary>
+    public InMemoryClient Connect()
+    {
+        var toServer = new Pipe(new PipeOptions(useSynchronizationContext: false));
+        var toClient = new Pipe(new PipeOptions(useSynchronizationContext: false));
+        var client = new InMemoryClient(toClient.Reader, toServer.Writer);
+        var connection = new Connection(new DuplexPipe(new WatchedReader(toServer.Reader, client), toClient.Writer));
+        if (!_accepts.Writer.TryWrite(connection))
+        {
+            throw new InvalidOperationException("The listener is closed.");
+        }
+
+        return client;
+    }
+
+    public ValueTask<IConnectionListener> BindAsync(EndPoint endpoint, CancellationToken cancellationToken = default)
+    {
+        EndPoint = endpoint;
+        return new(this);
+    }
+
+    public async ValueTask<ConnectionContext?> AcceptAsync(CancellationToken cancellationToken = default)
+    {
+        try
+        {
+            return await _accepts.Reader.ReadAsync(cancellationToken);
+        }
+        catch (ChannelClosedException)
+        {
+            return null;
+        }
+    }
+
+    public ValueTask UnbindAsync(CancellationToken cancellationToken = default)
+    {
+        _accepts.Writer.TryComplete();
+        return default;
+    }
+
+    public ValueTask DisposeAsync() => UnbindAsync();
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
+    }
+
+    // The server's end of the client's bytes. A read that has to wait means the server has acted on every
+    // byte it was given; completing it means the server is done with the connection. Both tell the client.
+    private sealed class WatchedReader(PipeReader inner, InMemoryClient client) : PipeReader
+    {
+        public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
+        {
+            ValueTask<ReadResult> read = inner.ReadAsync(cancellationToken);
+            if (!read.IsCompleted)
+            {
+                client.OnServerWaiting();
+            }
+
+            return read;
+        }
+
+        public override bool TryRead(out ReadResult result) => inner.TryRead(out result);
+
+        public override void AdvanceTo(SequencePosition consumed) => inner.AdvanceTo(consumed);
+
+        public override void AdvanceTo(SequencePosition consumed, SequencePosition examined) => inner.AdvanceTo(consumed, examined);
+
+        public override void CancelPendingRead() => inner.CancelPendingRead();
+
+        public override void Complete(Exception? exception = null)
+        {
+            inner.Complete(exception);
+            client.OnServerDone();
+        }
+    }
+
+    private sealed class Connection(IDuplexPipe transport) : ConnectionContext
+    {
+        private static int s_ids;
+
+        public override string ConnectionId { get; set; } = "mem-" + Interlocked.Increment(ref s_ids);
+
+        public override IFeatureCollection Features { get; } = new FeatureCollection();
+
+        public override IDictionary<object, object?> Items { get; set; } = new Dictionary<object, object?>();
+
+        public override IDuplexPipe Transport { get; set; } = transport;
+
+        public override void Abort(ConnectionAbortedException abortReason) => Transport.Input.Complete(abortReason);
+
+        public override async ValueTask DisposeAsync()
+        {
+            await Transport.Input.CompleteAsync();
+            await Transport.Output.CompleteAsync();
+            await base.DisposeAsync();
+        }
+    }
+}
+
+/// <summary>
+/// The client's end of an in-memory connection: <see cref="Output"/> carries bytes to the server,
+/// <see cref="Input"/> what the server sent. <see cref="SendAsync"/> also waits until the server has acted on
+/// what it sent, so a caller can tell after which byte the server answered or closed.
+/// </summary>
+internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDuplexPipe
+{
+    private TaskCompletionSource _settled = Settled();
+    private volatile bool _serverDone;
+
+    public PipeReader Input { get; } = input;
+
+    public PipeWriter Output { get; } = output;
+
+    /// <summary>Whether the server has finished reading the connection (it closed it).</summary>
+    public bool ServerDone => _serverDone;
+
+    /// <summary>Waits until the server waits for input or is done, e.g. before the first send.</summary>
+    public Task WaitUntilSettledAsync() => _settled.Task;
+
+    /// <summary>
+    /// Sends <paramref name="bytes"/> and returns once the server is waiting for more input or has closed
+    /// the connection. Call only while the server is settled (after <see cref="WaitUntilSettledAsync"/>).
+    /// </summary>
+    public async Task SendAsync(ReadOnlyMemory<byte> bytes)
+    {
+        if (_serverDone)
+        {
+            return;
+        }
+
+        TaskCompletionSource settled = _settled = Settled();
+        await Output.WriteAsync(bytes);
+        await settled.Task;
+    }
+
+    /// <summary>Ends the client's bytes (a FIN) and returns once the server is waiting or done.</summary>
+    public async Task CompleteAsync()
+    {
+        TaskCompletionSource settled = _settled = Settled();
+        await Output.CompleteAsync();
+        await settled.Task;
+    }
+
+    internal void OnServerWaiting() => _settled.TrySetResult();
+
+    internal void OnServerDone()
+    {
+        _serverDone = true;
+        _settled.TrySetResult();
+    }
+
+    private static TaskCompletionSource Settled() => new(TaskCreationOptions.RunContinuationsAsynchronously);
+}
