@@ -1,3 +1,4 @@
+using HeaderCache.Testing;
 using System.Buffers;
 using System.Globalization;
 using System.Text;
@@ -190,17 +191,16 @@ internal static class EvictionStudy
                 },
             };
 
-            var queue = new HeaderInjectionQueue();
-            using var compactor = new HeadCompactor(cache, queue, HeadLimits.Default);
-            var output = new ArrayBufferWriter<byte>();
+            using var driver = new ReaderDriver(cache);
             var kestrel = new KestrelAlone();
             for (int i = 0; i < requests; i++)
             {
-                compactor.Process(new ReadOnlySequence<byte>(connection.Render(i)), output);
+                driver.Send(connection.Render(i));
+                driver.Clear();
                 var headers = new HeaderDictionary();
-                if (!queue.TryApply(headers) || compactor.PassThroughReason != PassThroughReason.None)
+                if (!driver.Queue.TryApply(headers) || driver.Reader.PassThroughReason != PassThroughReason.None)
                 {
-                    throw new InvalidOperationException(Invariant($"Request {i} of seed {connection.Seed} was not compacted ({compactor.PassThroughReason})."));
+                    throw new InvalidOperationException(Invariant($"Request {i} of seed {connection.Seed} was not compacted ({driver.Reader.PassThroughReason})."));
                 }
 
                 kestrel.Add(headers);

@@ -1,3 +1,4 @@
+using HeaderCache.Testing;
 using System.Buffers;
 using System.IO.Pipelines;
 using HeaderCache.Caching;
@@ -77,7 +78,11 @@ internal static class RetainedMemory
         long productBytes = LiveHeap() - baseline - bareBytes;
         double cache = connections.Average(c => (double)c.Cache.RetainedBytes);
         double strings = connections.Average(c => c.Cache.Count);
-        GC.KeepAlive(connections);
+        foreach (Connection connection in connections)
+        {
+            connection.Dispose();
+        }
+
         return new Row((double)productBytes / Connections, cache, strings);
     }
 
@@ -101,31 +106,21 @@ internal static class RetainedMemory
 
     private readonly record struct Row(double Total, double Cache, double Strings);
 
-    private sealed class Connection
+    private sealed class Connection : IDisposable
     {
-        private readonly Pipe _transport = new();
-        private readonly HeaderInjectionQueue _queue = new();
-        private readonly CompactingPipeReader _reader;
+        private readonly ReaderDriver _driver = new();
 
-        public Connection()
-        {
-            Cache = new HeaderStringCache();
-            _reader = new CompactingPipeReader(_transport.Reader, new HeadCompactor(Cache, _queue, HeadLimits.Default), CompactingPipeReader.CreatePipeOptions(null));
-        }
-
-        public HeaderStringCache Cache { get; }
+        public HeaderStringCache Cache => _driver.Cache;
 
         public void Send(byte[] bytes)
         {
-            _transport.Writer.Write(bytes);
-            _ = _transport.Writer.FlushAsync().AsTask().Result;
-            while (_reader.TryRead(out ReadResult result))
+            _driver.Send(bytes);
+            _driver.Clear();
+            while (_driver.Queue.TryApply(new HeaderDictionary()))
             {
-                _reader.AdvanceTo(result.Buffer.End);
-                while (_queue.TryApply(new HeaderDictionary()))
-                {
-                }
             }
         }
+
+        public void Dispose() => _driver.Dispose();
     }
 }

@@ -1,144 +1,465 @@
+using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Compaction;
 
 /// <summary>
-/// The <see cref="PipeReader"/> Kestrel reads instead of the transport's: it pulls the client's bytes
-/// through a <see cref="HeadCompactor"/> into a private <see cref="Pipe"/> and serves Kestrel from it.
+/// The <see cref="PipeReader"/> Kestrel reads instead of the transport's. Kestrel reads the transport's own
+/// memory: the request line, bodies and everything between requests as slices of the transport's buffer, and
+/// each header section either as it is (nothing to take out) or compacted into one small buffer.
 /// </summary>
 /// <remarks>
-/// <para>Nothing runs in the background: input is pulled only when Kestrel asks for data it has not
-/// examined yet, inside Kestrel's own read, so memory stays bounded by what Kestrel has not consumed
-/// plus one transport read, and the transport's back-pressure is untouched.</para>
-/// <para>The private pipe implements the reading side of the contract (<c>AdvanceTo(consumed,
-/// examined)</c>, <c>TryRead</c>, completion). <see cref="CancelPendingRead"/> is sent to both pipes:
-/// the private one makes the read return <c>IsCanceled</c>, the transport one wakes a read waiting for
-/// input (Kestrel's request-headers and keep-alive timeouts rely on this). A cancellation left over on the
-/// transport side only makes one transport read return early, which the loop absorbs.</para>
+/// <para>A request head is shown in two steps, so that Kestrel sees every byte it would act on when it would
+/// see it alone: the request line as soon as it arrives (Kestrel starts its request-headers timeout, and rejects
+/// a line too long or with a NUL, on the same byte), then the header section once the empty line has arrived,
+/// unless the <see cref="HeadCompactor"/> finds something Kestrel would decide on earlier or does not follow
+/// (then the connection passes through: every later call goes straight to the transport's reader).</para>
+/// <para>A view that is a slice of the transport's buffer keeps the transport's positions, so Kestrel's
+/// <c>AdvanceTo</c> goes to the transport as it is, except that when Kestrel took all of a view that ends
+/// before the buffer does, what follows is shown at once, and when it looked at all of it without taking it
+/// all, the next read waits for new bytes, as it would on the transport. A compacted section is held with the
+/// transport's read until Kestrel has taken all of it; then the transport moves past the original section.</para>
 /// </remarks>
 internal sealed class CompactingPipeReader : PipeReader
 {
+    private const byte CR = (byte)'\r';
+    private const byte LF = (byte)'\n';
+    private const byte TlsHandshake = 0x16;
+
+    // A request line spanning segments is made contiguous up to this many bytes (leading CR/LF and the line).
+    private const int MaxRequestLineScan = 64 * 1024;
+
     private readonly PipeReader _input;
-    private readonly Pipe _pipe;
     private readonly HeadCompactor _compactor;
-    private bool _inputCompleted;
+    private readonly HeadLimits _limits;
+
+    private Stage _stage;
+    private ReadOnlySequence<byte> _buffer;
+    private bool _completed;
+    private long _viewLength;
+    private long _lineEnd;
+    private long _bodyRemaining;
+    private bool _sawFirstByte;
+    private int _cancelRequested;
+    private byte[] _section = [];
+    private int _sectionLength;
+    private int _headStart;
+    private int _headLength;
+    private byte[] _copy = [];
+    private int _copied;
 
     /// <summary>Wraps <paramref name="input"/>.</summary>
-    public CompactingPipeReader(PipeReader input, HeadCompactor compactor, PipeOptions pipeOptions)
+    public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
     {
         _input = input;
         _compactor = compactor;
-        _pipe = new Pipe(pipeOptions);
+        _limits = limits;
     }
 
-    /// <summary>Options for the private pipe: inline scheduling (no thread hops) and no writer pause,
-    /// because the writer only ever writes what one transport read delivered.</summary>
-    public static PipeOptions CreatePipeOptions(System.Buffers.MemoryPool<byte>? pool) => new(
-        pool: pool,
-        readerScheduler: PipeScheduler.Inline,
-        writerScheduler: PipeScheduler.Inline,
-        pauseWriterThreshold: 0,
-        resumeWriterThreshold: 0,
-        minimumSegmentSize: Math.Min(4096, pool?.MaxBufferSize is > 0 and var max ? max : 4096),
-        useSynchronizationContext: false);
+    private enum Stage
+    {
+        // Between requests and in a request line: Kestrel sees the bytes up to the end of the line.
+        RequestLine,
+
+        // The header section is arriving: Kestrel sees nothing of it yet.
+        Headers,
+
+        // The complete section, unchanged, as a slice of the transport's buffer.
+        Section,
+
+        // The complete section, compacted into _section.
+        CompactedSection,
+
+        // A body of known length, as slices of the transport's buffer.
+        Body,
+
+        // Every call goes straight to the transport's reader.
+        PassThrough,
+    }
+
+    /// <summary>Why this connection passes through, or <see cref="PassThroughReason.None"/>.</summary>
+    public PassThroughReason PassThroughReason { get; private set; }
+
+    /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
+    public Action<PassThroughReason>? PassThroughStarted { get; set; }
+
+    /// <summary>Whether the last view is the start of a request: leading CR/LF and the request line so far.</summary>
+    internal bool ShowsRequestLine => _stage == Stage.RequestLine;
+
+    /// <summary>Heads whose section Kestrel saw, compacted or not.</summary>
+    public long Heads { get; private set; }
 
     /// <inheritdoc />
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
-        ValueTask<ReadResult> pending = _pipe.Reader.ReadAsync(cancellationToken);
-        if (pending.IsCompleted || _inputCompleted)
+        if (_stage == Stage.PassThrough)
         {
-            return pending;
+            return _input.ReadAsync(cancellationToken);
         }
 
-        return PullAsync(pending, cancellationToken);
+        if (_stage == Stage.CompactedSection)
+        {
+            return new(CompactedView());
+        }
+
+        ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
+        if (!read.IsCompletedSuccessfully)
+        {
+            return ReadLoopAsync(read, cancellationToken);
+        }
+
+        return TryPresent(read.Result, out ReadResult result) ? new(result) : ReadLoopAsync(_input.ReadAsync(cancellationToken), cancellationToken);
     }
 
     /// <inheritdoc />
     public override bool TryRead(out ReadResult result)
     {
-        // Bring in whatever the transport already has, so TryRead sees all data, as on the transport's pipe.
-        if (!_inputCompleted && _input.TryRead(out ReadResult input))
+        if (_stage == Stage.PassThrough)
         {
-            Transfer(input);
+            return _input.TryRead(out result);
         }
 
-        return _pipe.Reader.TryRead(out result);
+        if (_stage == Stage.CompactedSection)
+        {
+            result = CompactedView();
+            return true;
+        }
+
+        while (_input.TryRead(out ReadResult input))
+        {
+            if (TryPresent(input, out result))
+            {
+                return true;
+            }
+        }
+
+        result = default;
+        return false;
     }
 
     /// <inheritdoc />
-    public override void AdvanceTo(SequencePosition consumed) => _pipe.Reader.AdvanceTo(consumed);
+    public override void AdvanceTo(SequencePosition consumed) => AdvanceTo(consumed, consumed);
 
     /// <inheritdoc />
-    public override void AdvanceTo(SequencePosition consumed, SequencePosition examined) =>
-        _pipe.Reader.AdvanceTo(consumed, examined);
+    public override void AdvanceTo(SequencePosition consumed, SequencePosition examined)
+    {
+        switch (_stage)
+        {
+            case Stage.PassThrough:
+                _input.AdvanceTo(consumed, examined);
+                return;
+
+            case Stage.CompactedSection:
+                _headStart = consumed.GetInteger();
+                if (_headStart == _headLength)
+                {
+                    // All of it: the transport moves past the section as the client sent it.
+                    SequencePosition end = _buffer.GetPosition(_sectionLength);
+                    _input.AdvanceTo(end, end);
+                    _buffer = default;
+                    AfterHead();
+                }
+
+                return;
+        }
+
+        long taken = _buffer.Slice(0, consumed).Length;
+        SequencePosition seen = examined;
+        if (_viewLength == 0 || (taken < _viewLength && _buffer.Slice(0, examined).Length >= _viewLength))
+        {
+            // Everything shown was looked at: wait for bytes that are new to the transport too.
+            seen = _buffer.End;
+        }
+        else if (taken == _viewLength)
+        {
+            // Everything shown was taken: what follows it is shown at once.
+            seen = consumed;
+        }
+
+        _input.AdvanceTo(consumed, seen);
+        _buffer = default;
+        OnTaken(taken);
+    }
 
     /// <inheritdoc />
     public override void CancelPendingRead()
     {
-        _pipe.Reader.CancelPendingRead();
+        // Kestrel sees one cancelled read per call; the transport's own cancellation only wakes a waiting read.
+        Volatile.Write(ref _cancelRequested, 1);
         _input.CancelPendingRead();
     }
 
     /// <inheritdoc />
     public override void Complete(Exception? exception = null)
     {
-        _pipe.Reader.Complete(exception);
-        _pipe.Writer.Complete();
         _input.Complete(exception);
         _compactor.Dispose();
+        Return(ref _section);
+        Return(ref _copy);
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<ReadResult> PullAsync(ValueTask<ReadResult> pending, CancellationToken cancellationToken)
+    private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)
     {
-        try
+        while (true)
         {
-            while (!pending.IsCompleted)
+            ReadResult input = await read.ConfigureAwait(false);
+            if (TryPresent(input, out ReadResult result))
             {
-                ReadResult input = await _input.ReadAsync(cancellationToken).ConfigureAwait(false);
-                Transfer(input);
+                return result;
             }
-        }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-        {
-            // The caller's token also completes the pending read on the private pipe, with the same exception.
-        }
-        catch (Exception ex)
-        {
-            // The transport failed: Kestrel must see the same failure.
-            _inputCompleted = true;
-            _pipe.Writer.Complete(ex);
-        }
 
-        return await pending.ConfigureAwait(false);
+            read = _input.ReadAsync(cancellationToken);
+        }
     }
 
-    private void Transfer(ReadResult input)
+    // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
+    private bool TryPresent(in ReadResult input, out ReadResult result)
     {
-        System.Buffers.ReadOnlySequence<byte> buffer = input.Buffer;
-        if (!buffer.IsEmpty)
+        _buffer = input.Buffer;
+        _completed = input.IsCompleted;
+        bool canceled = input.IsCanceled && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
+        if (input.IsCanceled && !canceled && _buffer.IsEmpty && !_completed)
         {
-            _compactor.Process(buffer, _pipe.Writer);
+            // A cancellation Kestrel has already seen, and no new bytes: wait on.
+            _input.AdvanceTo(_buffer.Start, _buffer.End);
+            _buffer = default;
+            result = default;
+            return false;
         }
 
-        _input.AdvanceTo(buffer.End);
-        if (input.IsCompleted)
+        if (_completed)
         {
-            _inputCompleted = true;
-            _compactor.Complete(_pipe.Writer);
-            _pipe.Writer.Complete();
-            return;
+            // The client is done sending: Kestrel sees what is left as it is, with the end.
+            result = PassThrough(PassThroughReason.None, canceled);
+            return true;
         }
 
-        // Never waits: the pipe has no pause threshold.
-        ValueTask<FlushResult> flush = _pipe.Writer.FlushAsync(CancellationToken.None);
-        if (!flush.IsCompletedSuccessfully)
+        switch (_stage)
         {
-            throw new InvalidOperationException("The compaction pipe unexpectedly applied back-pressure.");
+            case Stage.RequestLine:
+                result = View(RequestLineView(), canceled);
+                return true;
+
+            case Stage.Body:
+                result = View(Math.Min(_bodyRemaining, _buffer.Length), canceled);
+                return true;
+
+            case Stage.Section:
+                result = View(_sectionLength, canceled);
+                return true;
+
+            default:
+                return TryPresentSection(canceled, out result);
+        }
+    }
+
+    private bool TryPresentSection(bool canceled, out ReadResult result)
+    {
+        ReadOnlySpan<byte> section = Contiguous(_limits.MaxRequestHeadersTotalSize + 3);
+        switch (_compactor.Scan(section))
+        {
+            case HeadCompactor.Outcome.NeedMore:
+                if (canceled)
+                {
+                    result = View(0, canceled);
+                    return true;
+                }
+
+                _input.AdvanceTo(_buffer.Start, _buffer.End);
+                _buffer = default;
+                result = default;
+                return false;
+
+            case HeadCompactor.Outcome.PassThrough:
+                result = PassThrough(_compactor.Reason, canceled);
+                return true;
         }
 
-        _ = flush.Result;
+        Heads++;
+        _sectionLength = _compactor.SectionLength;
+        if (!_compactor.HasTakenLines)
+        {
+            _compactor.Publish();
+            _stage = Stage.Section;
+            result = View(_sectionLength, canceled);
+            return true;
+        }
+
+        if (_section.Length < _compactor.CompactedLength)
+        {
+            Return(ref _section);
+            _section = ArrayPool<byte>.Shared.Rent(Math.Max(1024, _compactor.CompactedLength));
+        }
+
+        _compactor.Compact(section, _section);
+        _headStart = 0;
+        _headLength = _compactor.CompactedLength;
+        _stage = Stage.CompactedSection;
+        result = CompactedView(canceled);
+        return true;
+    }
+
+    // Bytes of the buffer Kestrel may see in the RequestLine stage: leading CR/LF (Kestrel skips them) and the
+    // request line up to its LF, or all of it while the line is incomplete.
+    private long RequestLineView()
+    {
+        _lineEnd = 0;
+        ReadOnlySpan<byte> data = Contiguous(MaxRequestLineScan, fromScratch: true);
+        int start = data.IndexOfAnyExcept(CR, LF);
+        if (start < 0)
+        {
+            _sawFirstByte |= !data.IsEmpty;
+            return _buffer.Length;
+        }
+
+        if (!_sawFirstByte && data[start] == TlsHandshake)
+        {
+            EnterPassThrough(PassThroughReason.Tls);
+            return _buffer.Length;
+        }
+
+        _sawFirstByte = true;
+        int lf = data[start..].IndexOf(LF);
+        if (lf < 0)
+        {
+            if (data.Length - start >= _limits.MaxRequestLineSize)
+            {
+                EnterPassThrough(PassThroughReason.OverLimit);
+            }
+
+            return _buffer.Length;
+        }
+
+        int end = start + lf + 1;
+        PassThroughReason reason = end - start > _limits.MaxRequestLineSize
+            ? PassThroughReason.OverLimit
+            : HeadCompactor.CheckRequestLine(data[start..end]);
+        if (reason != PassThroughReason.None)
+        {
+            EnterPassThrough(reason);
+            return _buffer.Length;
+        }
+
+        _lineEnd = end;
+        return end;
+    }
+
+    private void OnTaken(long taken)
+    {
+        switch (_stage)
+        {
+            case Stage.RequestLine when _lineEnd > 0 && taken >= _lineEnd:
+                _stage = Stage.Headers;
+                _copied = 0;
+                _compactor.Begin();
+                break;
+
+            case Stage.Section:
+                _sectionLength -= (int)taken;
+                if (_sectionLength == 0)
+                {
+                    AfterHead();
+                }
+
+                break;
+
+            case Stage.Body:
+                _bodyRemaining -= taken;
+                if (_bodyRemaining == 0)
+                {
+                    _stage = Stage.RequestLine;
+                }
+
+                break;
+        }
+    }
+
+    private void AfterHead()
+    {
+        if (_compactor.Upgrade)
+        {
+            // After an upgrade the connection may carry another protocol: stop looking at it.
+            EnterPassThrough(PassThroughReason.Upgrade);
+        }
+        else if (_compactor.ContentLength > 0)
+        {
+            _bodyRemaining = _compactor.ContentLength;
+            _stage = Stage.Body;
+        }
+        else
+        {
+            _stage = Stage.RequestLine;
+        }
+    }
+
+    private ReadResult View(long length, bool canceled)
+    {
+        _viewLength = length;
+        return new ReadResult(_buffer.Slice(0, length), canceled, isCompleted: false);
+    }
+
+    private ReadResult CompactedView(bool canceled = false)
+    {
+        canceled |= Interlocked.Exchange(ref _cancelRequested, 0) == 1;
+        return new ReadResult(new ReadOnlySequence<byte>(_section, _headStart, _headLength - _headStart), canceled, isCompleted: false);
+    }
+
+    private ReadResult PassThrough(PassThroughReason reason, bool canceled)
+    {
+        EnterPassThrough(reason);
+        return new ReadResult(_buffer, canceled, _completed);
+    }
+
+    private void EnterPassThrough(PassThroughReason reason)
+    {
+        _stage = Stage.PassThrough;
+        _compactor.Dispose();
+        Return(ref _section);
+        Return(ref _copy);
+        if (reason != PassThroughReason.None)
+        {
+            PassThroughReason = reason;
+            PassThroughStarted?.Invoke(reason);
+        }
+    }
+
+    // The first bytes of the buffer (at most max) as one span: the buffer's own memory when it is one
+    // segment, else a copy. A section's copy only grows, as its start stays where it is between reads.
+    private ReadOnlySpan<byte> Contiguous(int max, bool fromScratch = false)
+    {
+        int length = (int)Math.Min(_buffer.Length, max);
+        ReadOnlySpan<byte> first = _buffer.FirstSpan;
+        if (first.Length >= length)
+        {
+            return first[..length];
+        }
+
+        if (fromScratch)
+        {
+            _copied = 0;
+        }
+
+        if (_copy.Length < length)
+        {
+            byte[] grown = ArrayPool<byte>.Shared.Rent(Math.Max(length, 4096));
+            _copy.AsSpan(0, _copied).CopyTo(grown);
+            Return(ref _copy);
+            _copy = grown;
+        }
+
+        _buffer.Slice(_copied, length - _copied).CopyTo(_copy.AsSpan(_copied));
+        _copied = length;
+        return _copy.AsSpan(0, length);
+    }
+
+    private static void Return(ref byte[] array)
+    {
+        if (array.Length != 0)
+        {
+            ArrayPool<byte>.Shared.Return(array);
+            array = [];
+        }
     }
 }

@@ -8,14 +8,13 @@ namespace HeaderCache.Compaction;
 /// that Kestrel creates from that head to put them back.
 /// </summary>
 /// <remarks>
-/// The compactor publishes one entry per compacted head (possibly with no pairs); the request-level
-/// part takes one entry per request Kestrel creates. With pipelining several entries can wait.
-/// Producer and consumer run one after the other on the connection's flow, but a lock keeps the
-/// hand-over safe if the application reads a body from another thread.
+/// The compactor publishes one entry per head Kestrel sees (possibly with no pairs); the request-level
+/// part takes one entry per request Kestrel creates. Both run on the connection's own flow, one after the
+/// other: the reader shows Kestrel nothing after a head (but its body) before Kestrel has created that head's
+/// request and asked for more, so no lock is needed, and at most one entry waits in practice.
 /// </remarks>
 internal sealed class HeaderInjectionQueue
 {
-    private readonly Lock _lock = new();
     private Pair[] _pairs = [];
     private int[] _counts = [];
     private int _pairStart;
@@ -24,16 +23,7 @@ internal sealed class HeaderInjectionQueue
     private int _entryEnd;
 
     /// <summary>Entries waiting for their request.</summary>
-    public int PendingEntries
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _entryEnd - _entryStart;
-            }
-        }
-    }
+    public int PendingEntries => _entryEnd - _entryStart;
 
     /// <summary>
     /// Publishes, as the next request's entry, the lines of <paramref name="lines"/> that have a value.
@@ -41,7 +31,6 @@ internal sealed class HeaderInjectionQueue
     /// </summary>
     public void Publish(ReadOnlySpan<HeaderLine> lines)
     {
-        lock (_lock)
         {
             int count = 0;
             foreach (ref readonly HeaderLine line in lines)
@@ -81,7 +70,6 @@ internal sealed class HeaderInjectionQueue
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
     public bool TryApply(IHeaderDictionary headers)
     {
-        lock (_lock)
         {
             if (_entryStart == _entryEnd)
             {

@@ -14,6 +14,7 @@ internal sealed class HeaderCacheConnection : IDisposable
 {
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
+    private readonly HeadLimits _limits;
     private readonly HeaderCacheRuntime _runtime;
     private CacheCounters _published;
 
@@ -21,6 +22,7 @@ internal sealed class HeaderCacheConnection : IDisposable
     public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, HeaderCacheRuntime runtime)
     {
         _runtime = runtime;
+        _limits = limits;
         var cache = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
         _compactor = new HeadCompactor(cache, _queue, limits, options.ExcludedHeaders);
     }
@@ -29,8 +31,7 @@ internal sealed class HeaderCacheConnection : IDisposable
     public HeadCompactor Compactor => _compactor;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
-    public PipeReader CreateReader(PipeReader input, PipeOptions pipeOptions) =>
-        new CompactingPipeReader(input, _compactor, pipeOptions);
+    public CompactingPipeReader CreateReader(PipeReader input) => new(input, _compactor, _limits);
 
     /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
     public void RestoreHeaders(IFeatureCollection requestFeatures)
@@ -45,6 +46,7 @@ internal sealed class HeaderCacheConnection : IDisposable
     public void Dispose()
     {
         _runtime.Metrics.Publish(_compactor.Cache.Counters, ref _published);
+        _runtime.Metrics.ConnectionClosed();
         _compactor.Dispose();
     }
 }

@@ -80,10 +80,10 @@ internal sealed class HeaderCacheConnectionMiddleware
     private async Task RunAsync(ConnectionContext context, HeaderCacheRuntime runtime, HeaderCacheOptions options)
     {
         using var connection = new HeaderCacheConnection(options, _limits, runtime);
-        connection.Compactor.PassThroughStarted = reason => OnPassThrough(context, runtime, reason);
         IDuplexPipe original = context.Transport;
-        var pipeOptions = CompactingPipeReader.CreatePipeOptions(context.Features.Get<IMemoryPoolFeature>()?.MemoryPool);
-        context.Transport = new DuplexPipe(connection.CreateReader(original.Input, pipeOptions), original.Output);
+        CompactingPipeReader reader = connection.CreateReader(original.Input);
+        reader.PassThroughStarted = reason => OnPassThrough(context, runtime, reason);
+        context.Transport = new DuplexPipe(reader, original.Output);
         context.Features.Set(connection);
         try
         {

@@ -17,6 +17,7 @@ internal sealed class HeaderCacheMetrics
     private readonly Counter<long> _evictions;
     private readonly Counter<long> _bytesSaved;
     private readonly Counter<long> _passThrough;
+    private readonly Counter<long> _connections;
 
     /// <summary>Creates the instruments on a meter from <paramref name="meterFactory"/>.</summary>
     public HeaderCacheMetrics(IMeterFactory meterFactory)
@@ -26,6 +27,7 @@ internal sealed class HeaderCacheMetrics
         _misses = meter.CreateCounter<long>("headercache.misses", "{string}", "Header names and values that were created and admitted to a connection's cache.");
         _evictions = meter.CreateCounter<long>("headercache.evictions", "{string}", "Strings dropped from a connection's cache to make room.");
         _bytesSaved = meter.CreateCounter<long>("headercache.saved_bytes", "By", "Managed bytes of the strings that hits did not allocate.");
+        _connections = meter.CreateCounter<long>("headercache.connections", "{connection}", "Connections whose bytes went through HeaderCache's reader, counted when they close.");
         _passThrough = meter.CreateCounter<long>("headercache.passthrough_connections", "{connection}", "Connections that stopped compacting and pass every byte to Kestrel, by reason.");
     }
 
@@ -38,6 +40,9 @@ internal sealed class HeaderCacheMetrics
         Add(_bytesSaved, current.BytesSaved - published.BytesSaved);
         published = current;
     }
+
+    /// <summary>Counts a connection that went through the reader and closed.</summary>
+    public void ConnectionClosed() => _connections.Add(1);
 
     /// <summary>Counts a connection that switched to pass-through.</summary>
     public void PassThrough(PassThroughReason reason) =>

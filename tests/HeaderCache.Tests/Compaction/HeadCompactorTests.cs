@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
+using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
 namespace HeaderCache.Tests.Compaction;
@@ -30,15 +31,13 @@ public sealed class HeadCompactorTests
         string longValue = new('v', 257);
         string head = "GET / HTTP/1.1\r\nHost: h\r\nX-Dup: 1\r\nX-Empty: \r\nx-dup: 2\r\nX-Long: " + longValue +
             "\r\nX-Secret: s\r\nTrailer: t\r\nX-Ok: ok\r\n\r\n";
-        var queue = new HeaderInjectionQueue();
-        var cache = new HeaderStringCache();
-        using var compactor = new HeadCompactor(cache, queue, HeadLimits.Default, ["x-secret"]);
-        var output = new ArrayBufferWriter<byte>();
-        compactor.Process(Encoding.ASCII.GetBytes(head), output);
+        using var driver = new ReaderDriver(excluded: ["x-secret"]);
+        HeaderStringCache cache = driver.Cache;
+        driver.Send(Encoding.ASCII.GetBytes(head));
 
-        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(output.WrittenSpan));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
         var headers = new HeaderDictionary();
-        Assert.True(queue.TryApply(headers));
+        Assert.True(driver.Queue.TryApply(headers));
         Assert.Equal(
             ["X-Dup=1|2", "X-Empty=", $"X-Long={longValue}", "X-Secret=s", "Trailer=t", "X-Ok=ok"],
             headers.Select(h => $"{h.Key}={string.Join('|', h.Value.ToArray())}"));
@@ -134,19 +133,17 @@ public sealed class HeadCompactorTests
     [Fact]
     public void Values_that_never_repeat_stop_going_through_the_cache_but_names_stay_cached_and_output_is_unchanged()
     {
-        var queue = new HeaderInjectionQueue();
-        var cache = new HeaderStringCache();
-        using var compactor = new HeadCompactor(cache, queue, HeadLimits.Default);
-        var output = new ArrayBufferWriter<byte>();
+        using var driver = new ReaderDriver();
+        HeaderStringCache cache = driver.Cache;
         var headers = new HeaderDictionary();
         string? firstName = null;
         for (int i = 0; i < 200; i++)
         {
-            output.ResetWrittenCount();
-            compactor.Process(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Session: s{i}\r\nX-Trace: t{i}\r\n\r\n"), output);
-            Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(output.WrittenSpan));
+            driver.Clear();
+            driver.Send(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Session: s{i}\r\nX-Trace: t{i}\r\n\r\n"));
+            Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
             headers.Clear();
-            Assert.True(queue.TryApply(headers));
+            Assert.True(driver.Queue.TryApply(headers));
             Assert.Equal($"s{i}", headers["X-Session"]);
             Assert.Equal($"t{i}", headers["X-Trace"]);
             string name = headers.Keys.First(k => k == "X-Session");
@@ -155,7 +152,7 @@ public sealed class HeadCompactorTests
         }
 
         // 400 values: the first 64 go through the cache, then values bypass it; names keep hitting.
-        Assert.Equal(1, compactor.ValueBypasses);
+        Assert.Equal(1, driver.Compactor.ValueBypasses);
         Assert.True(cache.Counters.Misses < 80, $"misses {cache.Counters.Misses}");
         Assert.True(cache.Counters.Hits >= 398, $"hits {cache.Counters.Hits}");
     }
@@ -163,28 +160,27 @@ public sealed class HeadCompactorTests
     private static (string Output, List<string> Taken, PassThroughReason Reason) Run(
         string input, int cut = -1, string[]? excluded = null, HeadLimits? limits = null)
     {
-        var queue = new HeaderInjectionQueue();
-        using var compactor = new HeadCompactor(new HeaderStringCache(), queue, limits ?? HeadLimits.Default, excluded);
-        var output = new ArrayBufferWriter<byte>();
+        using var driver = new ReaderDriver(limits: limits, excluded: excluded);
         byte[] bytes = Encoding.Latin1.GetBytes(input);
         if (cut > 0)
         {
-            compactor.Process(bytes.AsSpan(0, cut), output);
-            compactor.Process(bytes.AsSpan(cut), output);
+            driver.Send(bytes.AsSpan(0, cut));
+            driver.Send(bytes.AsSpan(cut));
         }
         else
         {
-            compactor.Process(bytes, output);
+            driver.Send(bytes);
         }
 
+        driver.Complete();
         var taken = new List<string>();
         var headers = new HeaderDictionary();
-        while (queue.TryApply(headers))
+        while (driver.Queue.TryApply(headers))
         {
             taken.AddRange(headers.Select(h => $"{h.Key}={h.Value}"));
             headers.Clear();
         }
 
-        return (Encoding.Latin1.GetString(output.WrittenSpan), taken, compactor.PassThroughReason);
+        return (Encoding.Latin1.GetString(driver.Seen), taken, driver.Reader.PassThroughReason);
     }
 }

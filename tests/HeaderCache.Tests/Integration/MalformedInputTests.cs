@@ -176,7 +176,7 @@ public sealed class MalformedInputTests(ServerPair servers)
         // The client ends (FIN) inside a head, or sends nothing. Kestrel answers 400, but its reaction to the
         // FIN itself (it aborts the connection's output) races with writing that 400, so now and then the
         // connection just closes: see Same_outcome_when_the_client_ends_inside_a_head.
-        new("FIN after only empty lines", "\r\n\r\n\n", "|closed", Fin: true, Engaged: false),
+        new("FIN after only empty lines", "\r\n\r\n\n", "|closed", Fin: true),
         
 
         // TLS bytes on a plaintext endpoint.
@@ -195,7 +195,7 @@ public sealed class MalformedInputTests(ServerPair servers)
     {
         Row row = Rows[name];
         byte[] bytes = Edge.Bytes(row.Fin ? row.Request : row.Request + Edge.Terminator);
-        List<string> transcript = await Edge.SendAllBothAsync(servers, bytes, seeds: 2, fin: row.Fin, engaged: row.Engaged);
+        List<string> transcript = await Edge.SendAllBothAsync(servers, bytes, seeds: 2, fin: row.Fin);
         Assert.Contains(Edge.Summary(transcript), row.Expected.Split(" or "));
     }
 
@@ -289,5 +289,5 @@ public sealed class MalformedInputTests(ServerPair servers)
 
     private static string Post(string framing, string body) => $"POST /m HTTP/1.1\r\nHost: x\r\n{C}{framing}\r\n{body}";
 
-    private sealed record Row(string Name, string Request, string Expected, bool Fin = false, bool Engaged = true);
+    private sealed record Row(string Name, string Request, string Expected, bool Fin = false);
 }

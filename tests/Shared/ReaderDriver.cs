@@ -1,0 +1,97 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+
+namespace HeaderCache.Testing;
+
+/// <summary>
+/// A <see cref="CompactingPipeReader"/> over an in-memory transport pipe, read the way Kestrel reads a
+/// connection that takes everything it is shown: what the reader showed is what Kestrel would have parsed.
+/// Synchronous and allocation-free in steady state, for unit tests and studies.
+/// </summary>
+internal sealed class ReaderDriver : IDisposable
+{
+    private readonly Pipe _transport = new(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
+    private readonly ArrayBufferWriter<byte> _seen = new(64 * 1024);
+
+    public ReaderDriver(HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null)
+    {
+        Cache = cache ?? new HeaderStringCache();
+        Compactor = new HeadCompactor(Cache, Queue, limits ?? HeadLimits.Default, excluded);
+        Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
+    }
+
+    public HeaderStringCache Cache { get; }
+
+    public HeaderInjectionQueue Queue { get; } = new();
+
+    public HeadCompactor Compactor { get; }
+
+    public CompactingPipeReader Reader { get; }
+
+    /// <summary>The bytes the reader showed since the last <see cref="Clear"/>.</summary>
+    public ReadOnlySpan<byte> Seen => _seen.WrittenSpan;
+
+    /// <summary>Sends <paramref name="bytes"/> and takes everything the reader shows.</summary>
+    public void Send(ReadOnlySpan<byte> bytes)
+    {
+        _transport.Writer.Write(bytes);
+        ValueTask<FlushResult> flush = _transport.Writer.FlushAsync();
+        if (!flush.IsCompletedSuccessfully)
+        {
+            throw new InvalidOperationException("The transport pipe applied back-pressure.");
+        }
+
+        _ = flush.Result;
+        Drain();
+    }
+
+    /// <summary>Ends the client's bytes and takes what the reader still shows.</summary>
+    public void Complete()
+    {
+        _transport.Writer.Complete();
+        Drain();
+    }
+
+    /// <summary>Forgets what was seen so far.</summary>
+    public void Clear() => _seen.ResetWrittenCount();
+
+    public void Dispose() => Reader.Complete();
+
+    // Takes what Kestrel takes: all of a view, but of a request line only whole lines (and leading CR/LF).
+    private void Drain()
+    {
+        while (Reader.TryRead(out ReadResult result))
+        {
+            ReadOnlySequence<byte> buffer = result.Buffer;
+            ReadOnlySequence<byte> taken = buffer;
+            if (Reader.ShowsRequestLine && buffer.PositionOf((byte)'\n') is null)
+            {
+                var reader = new SequenceReader<byte>(buffer);
+                reader.AdvancePastAny((byte)'\r', (byte)'\n');
+                taken = buffer.Slice(0, reader.Position);
+            }
+
+            foreach (ReadOnlyMemory<byte> segment in taken)
+            {
+                _seen.Write(segment.Span);
+            }
+
+            Reader.AdvanceTo(taken.End, buffer.End);
+            if (result.IsCompleted)
+            {
+                if (taken.Length < buffer.Length)
+                {
+                    // The client ended inside a request line: Kestrel sees the rest and rejects it.
+                    foreach (ReadOnlyMemory<byte> segment in buffer.Slice(taken.End))
+                    {
+                        _seen.Write(segment.Span);
+                    }
+                }
+
+                return;
+            }
+        }
+    }
+}
