@@ -43,7 +43,7 @@ internal sealed class CompactingPipeReader : PipeReader
     private bool _sawFirstByte;
     private int _cancelRequested;
     private byte[] _section = [];
-    private int _sectionLength;
+    private int _sectionLength;   // transport bytes Kestrel is shown as a head (Section) or in place of one (CompactedSection)
     private int _headStart;
     private int _headLength;
     private byte[] _copy = [];
@@ -239,7 +239,8 @@ internal sealed class CompactingPipeReader : PipeReader
         switch (_stage)
         {
             case Stage.RequestLine:
-                result = View(RequestLineView(), canceled);
+                long view = RequestLineView();
+                result = _lineEnd > 0 ? PresentRequest(canceled) : View(view, canceled);
                 return true;
 
             case Stage.Body:
@@ -258,17 +259,52 @@ internal sealed class CompactingPipeReader : PipeReader
     private bool TryPresentSection(bool canceled, out ReadResult result)
     {
         ReadOnlySpan<byte> section = Contiguous(_limits.MaxRequestHeadersTotalSize + 3);
+        if (TryPresentHead(section, 0, canceled, out result))
+        {
+            return true;
+        }
+
+        _input.AdvanceTo(_buffer.Start, _buffer.End);
+        _buffer = default;
+        return false;
+    }
+
+    // The request line is complete and shown up to _lineEnd. When the whole head is already there (the
+    // usual case) Kestrel gets it in one piece, as it would alone; else it gets the line, and the section
+    // follows once complete.
+    private ReadResult PresentRequest(bool canceled)
+    {
+        ReadOnlySpan<byte> first = _buffer.FirstSpan;
+        _compactor.Begin();
+        if (first.Length > _lineEnd)
+        {
+            ReadOnlySpan<byte> section = first[(int)_lineEnd..];
+            int max = _limits.MaxRequestHeadersTotalSize + 3;
+            if (section.Length >= max || first.Length == _buffer.Length)
+            {
+                if (TryPresentHead(section[..Math.Min(section.Length, max)], (int)_lineEnd, canceled, out ReadResult head))
+                {
+                    return head;
+                }
+            }
+        }
+
+        return View(_lineEnd, canceled);
+    }
+
+    // Scans the section that starts `prefix` bytes into the buffer (after the request line, or at the start of
+    // the buffer once Kestrel took the line) and shows the head if the section is complete or must pass through.
+    private bool TryPresentHead(ReadOnlySpan<byte> section, int prefix, bool canceled, out ReadResult result)
+    {
         switch (_compactor.Scan(section))
         {
             case HeadCompactor.Outcome.NeedMore:
                 if (canceled)
                 {
-                    result = View(0, canceled);
+                    result = View(prefix, canceled);
                     return true;
                 }
 
-                _input.AdvanceTo(_buffer.Start, _buffer.End);
-                _buffer = default;
                 result = default;
                 return false;
 
@@ -278,7 +314,7 @@ internal sealed class CompactingPipeReader : PipeReader
         }
 
         Heads++;
-        _sectionLength = _compactor.SectionLength;
+        _sectionLength = prefix + _compactor.SectionLength;
         if (!_compactor.HasTakenLines)
         {
             _compactor.Publish();
@@ -287,15 +323,17 @@ internal sealed class CompactingPipeReader : PipeReader
             return true;
         }
 
-        if (_section.Length < _compactor.CompactedLength)
+        int length = prefix + _compactor.CompactedLength;
+        if (_section.Length < length)
         {
             Return(ref _section);
-            _section = ArrayPool<byte>.Shared.Rent(Math.Max(1024, _compactor.CompactedLength));
+            _section = ArrayPool<byte>.Shared.Rent(Math.Max(1024, length));
         }
 
-        _compactor.Compact(section, _section);
+        _buffer.FirstSpan[..prefix].CopyTo(_section);
+        _compactor.Compact(section, _section.AsSpan(prefix));
         _headStart = 0;
-        _headLength = _compactor.CompactedLength;
+        _headLength = length;
         _stage = Stage.CompactedSection;
         result = CompactedView(canceled);
         return true;
@@ -353,7 +391,6 @@ internal sealed class CompactingPipeReader : PipeReader
             case Stage.RequestLine when _lineEnd > 0 && taken >= _lineEnd:
                 _stage = Stage.Headers;
                 _copied = 0;
-                _compactor.Begin();
                 break;
 
             case Stage.Section:

@@ -34,6 +34,7 @@ internal sealed class HeadCompactor : IDisposable
     private readonly HeaderInjectionQueue _queue;
     private readonly HeadLimits _limits;
     private readonly byte[][] _excluded;
+    private readonly bool _leaveReusedValues;
 
     private HeaderLine[] _lines = [];
     private int _lineCount;
@@ -44,13 +45,26 @@ internal sealed class HeadCompactor : IDisposable
     private int _valueHits;
     private int _valueBypassRemaining;
 
+    // Kestrel's single-valued known headers of the previous head, by HeaderNameTable index: Kestrel reuses
+    // such a string when the next request sends the same bytes.
+    private string?[] _previous = [];
+    private ulong _previousMask;
+
     /// <summary>Creates the compactor of one connection.</summary>
-    public HeadCompactor(HeaderStringCache cache, HeaderInjectionQueue queue, HeadLimits limits, IEnumerable<string>? excludedNames = null)
+    /// <param name="cache">The connection's cache.</param>
+    /// <param name="queue">Where the taken lines wait for their request.</param>
+    /// <param name="limits">Kestrel's limits on a head.</param>
+    /// <param name="excludedNames">Names whose values are never cached.</param>
+    /// <param name="leaveReusedValues">Kestrel reuses a known header's string when the value repeats the previous
+    /// request's (its <c>DisableStringReuse</c> is off): such lines are then left to Kestrel.</param>
+    public HeadCompactor(
+        HeaderStringCache cache, HeaderInjectionQueue queue, HeadLimits limits, IEnumerable<string>? excludedNames = null, bool leaveReusedValues = true)
     {
         _cache = cache;
         _queue = queue;
         _limits = limits;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
+        _leaveReusedValues = leaveReusedValues;
     }
 
     /// <summary>What <see cref="Scan"/> found.</summary>
@@ -184,10 +198,11 @@ internal sealed class HeadCompactor : IDisposable
             {
                 SectionLength = _scanned;
                 CompactedLength = SectionLength - _taken;
+                RememberKnownValues();
                 return Outcome.Complete;
             }
 
-            PassThroughReason reason = OnHeaderLine(line[..^2], start);
+            PassThroughReason reason = OnHeaderLine(section, line[..^2], start);
             if (reason != PassThroughReason.None)
             {
                 return PassThrough(reason);
@@ -246,9 +261,10 @@ internal sealed class HeadCompactor : IDisposable
         return Outcome.PassThrough;
     }
 
-    // Checks a complete header line (without its CRLF) and, unless Kestrel acts on it, resolves its strings
-    // now: the cache's lookup is also the validation of the value, so every byte is looked at once.
-    private PassThroughReason OnHeaderLine(ReadOnlySpan<byte> content, int start)
+    // Checks a complete header line (without its CRLF) and, unless Kestrel acts on it or reuses its value on its
+    // own, resolves its strings now: the cache's lookup is also the validation of the value, so every byte is
+    // looked at once.
+    private PassThroughReason OnHeaderLine(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
         int colon = content.IndexOf((byte)':');
         if (colon <= 0 || content[..colon].ContainsAnyExcept(HttpBytes.Token))
@@ -263,9 +279,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         ReadOnlySpan<byte> name = content[..colon];
-        ReadOnlySpan<byte> raw = content[(colon + 1)..];
-        int first = raw.IndexOfAnyExcept(SP, HTAB);
-        ReadOnlySpan<byte> value = first < 0 ? [] : raw[first..(raw.LastIndexOfAnyExcept(SP, HTAB) + 1)];
+        ReadOnlySpan<byte> value = ValueOf(content, colon);
         var line = new HeaderLine(start, start + content.Length + 2, name);
 
         if (HeaderNameTable.IsKeptForKestrel(name))
@@ -283,17 +297,17 @@ internal sealed class HeadCompactor : IDisposable
         }
         else
         {
-            string? valueString = ResolveValue(name, value);
-            if (valueString is null)
+            line.Known = HeaderNameTable.GetKnownIndex(name);
+            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name);
+            line.Repeat = IsRepeat(line, name, section);
+            if (line.Repeat || !IsReusedByKestrel(line.Known, value))
             {
-                // A byte other than VCHAR, SP or HTAB.
-                return PassThroughReason.Malformed;
+                if (!Take(ref line, name, value))
+                {
+                    // A byte other than VCHAR, SP or HTAB.
+                    return PassThroughReason.Malformed;
+                }
             }
-
-            line.Name = HeaderNameTable.GetKnownName(name) ?? ResolveName(name);
-            line.Value = valueString;
-            line.Repeat = IsRepeat(line, name);
-            _taken += line.End - line.Start;
         }
 
         if (_lineCount == _lines.Length)
@@ -303,6 +317,59 @@ internal sealed class HeadCompactor : IDisposable
 
         _lines[_lineCount++] = line;
         return PassThroughReason.None;
+    }
+
+    private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        line.Value = ResolveValue(name, value);
+        _taken += line.End - line.Start;
+        return line.Value is not null;
+    }
+
+    // A known value equal to the previous request's single value: Kestrel hands back its previous string.
+    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value) =>
+        known >= 0 && (_previousMask & (1UL << known)) != 0 && Ascii.Equals(value, _previous[known]);
+
+    private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
+    {
+        ReadOnlySpan<byte> raw = content[(colon + 1)..];
+        int first = raw.IndexOfAnyExcept(SP, HTAB);
+        return first < 0 ? [] : raw[first..(raw.LastIndexOfAnyExcept(SP, HTAB) + 1)];
+    }
+
+    // After a complete section: which known values Kestrel will hand back for the next request.
+    private void RememberKnownValues()
+    {
+        if (!_leaveReusedValues)
+        {
+            return;
+        }
+
+        ulong present = 0;
+        ulong repeated = 0;
+        foreach (ref readonly HeaderLine line in _lines.AsSpan(0, _lineCount))
+        {
+            if (line.Known < 0)
+            {
+                continue;
+            }
+
+            ulong bit = 1UL << line.Known;
+            repeated |= present & bit;
+            present |= bit;
+            if (line.Value is not null)
+            {
+                if (_previous.Length == 0)
+                {
+                    _previous = new string?[HeaderNameTable.KnownNames.Count];
+                }
+
+                // A line left to Kestrel keeps the previous string, which its bytes equal.
+                _previous[line.Known] = line.Value;
+            }
+        }
+
+        _previousMask = present & ~repeated;
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
@@ -326,8 +393,9 @@ internal sealed class HeadCompactor : IDisposable
         _cache.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
 
     // Whether an earlier line of this section has the same name (case-insensitively): then the value is appended
-    // to that name's values, as Kestrel appends it. The filter makes a section without repeats linear.
-    private bool IsRepeat(HeaderLine line, ReadOnlySpan<byte> name)
+    // to that name's values, as Kestrel appends it, and an earlier line left to Kestrel is taken too, so that
+    // all the name's values go back in order. The filter makes a section without repeats linear.
+    private bool IsRepeat(HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
         ulong bit = 1UL << (int)(((uint)line.Key * 0x9E3779B9u) >> 26);
         if ((_seenKeys & bit) == 0)
@@ -336,11 +404,17 @@ internal sealed class HeadCompactor : IDisposable
             return false;
         }
 
-        // An earlier taken line's name string is Kestrel's constant or has exactly that line's bytes.
-        foreach (ref readonly HeaderLine earlier in _lines.AsSpan(0, _lineCount))
+        // An earlier line's name string is Kestrel's constant or has exactly that line's bytes.
+        foreach (ref HeaderLine earlier in _lines.AsSpan(0, _lineCount))
         {
             if (earlier.Key == line.Key && earlier.Name is not null && Ascii.EqualsIgnoreCase(name, earlier.Name))
             {
+                if (earlier.Value is null)
+                {
+                    ReadOnlySpan<byte> content = section[earlier.Start..(earlier.End - 2)];
+                    Take(ref earlier, name, ValueOf(content, content.IndexOf((byte)':')));
+                }
+
                 return true;
             }
         }

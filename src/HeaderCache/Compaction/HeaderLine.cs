@@ -15,7 +15,10 @@ internal struct HeaderLine
     /// <summary>A cheap key for spotting repeated names: length and the first and last bytes, case-folded.</summary>
     public int Key;
 
-    /// <summary>The name to re-inject under.</summary>
+    /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
+    public int Known;
+
+    /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
     public string? Name;
 
     /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes.</summary>
@@ -29,6 +32,7 @@ internal struct HeaderLine
     {
         Start = start;
         End = end;
+        Known = -1;
         Key = (name.Length << 16) | ((name[0] | 0x20) << 8) | (name[^1] | 0x20);
     }
 }

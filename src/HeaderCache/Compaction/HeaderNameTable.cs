@@ -37,14 +37,17 @@ internal static class HeaderNameTable
         "tracestate", "Translate", "Upgrade-Insecure-Requests", "User-Agent", "Via", "Warning",
     ];
 
-    private static readonly string[][] KeptByLength = ByLength(KeptForKestrel);
-    private static readonly string[][] KnownByLength = ByLength(Known);
+    private static readonly int[][] KeptByLength = ByLength(KeptForKestrel);
+    private static readonly int[][] KnownByLength = ByLength(Known);
 
     /// <summary>Whether Kestrel acts on this header itself, so its line must stay in the bytes.</summary>
-    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Find(KeptByLength, name) is not null;
+    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Find(KeptForKestrel, KeptByLength, name) >= 0;
 
     /// <summary>Kestrel's own name constant for a known header, matched case-insensitively.</summary>
-    public static string? GetKnownName(ReadOnlySpan<byte> name) => Find(KnownByLength, name);
+    public static string? GetKnownName(ReadOnlySpan<byte> name) => GetKnownIndex(name) is >= 0 and var index ? Known[index] : null;
+
+    /// <summary>The position of a known header in <see cref="KnownNames"/>, or -1.</summary>
+    public static int GetKnownIndex(ReadOnlySpan<byte> name) => Find(Known, KnownByLength, name);
 
     /// <summary>All names kept for Kestrel (for documentation and tests).</summary>
     public static IReadOnlyList<string> KeptNames => KeptForKestrel;
@@ -52,31 +55,31 @@ internal static class HeaderNameTable
     /// <summary>All known names that may be re-injected under their canonical constant.</summary>
     public static IReadOnlyList<string> KnownNames => Known;
 
-    private static string? Find(string[][] table, ReadOnlySpan<byte> name)
+    private static int Find(string[] names, int[][] byLength, ReadOnlySpan<byte> name)
     {
-        if (name.Length >= table.Length)
+        if (name.Length >= byLength.Length)
         {
-            return null;
+            return -1;
         }
 
-        foreach (string candidate in table[name.Length])
+        foreach (int index in byLength[name.Length])
         {
-            if (Ascii.EqualsIgnoreCase(name, candidate))
+            if (Ascii.EqualsIgnoreCase(name, names[index]))
             {
-                return candidate;
+                return index;
             }
         }
 
-        return null;
+        return -1;
     }
 
-    private static string[][] ByLength(string[] names)
+    private static int[][] ByLength(string[] names)
     {
         int longest = names.Max(n => n.Length);
-        var table = new string[longest + 1][];
+        var table = new int[longest + 1][];
         for (int length = 0; length <= longest; length++)
         {
-            table[length] = names.Where(n => n.Length == length).ToArray();
+            table[length] = Enumerable.Range(0, names.Length).Where(i => names[i].Length == length).ToArray();
         }
 
         return table;

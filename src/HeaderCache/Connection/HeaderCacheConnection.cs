@@ -19,12 +19,12 @@ internal sealed class HeaderCacheConnection : IDisposable
     private CacheCounters _published;
 
     /// <summary>Creates the state for one connection.</summary>
-    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, HeaderCacheRuntime runtime)
+    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime)
     {
         _runtime = runtime;
         _limits = limits;
         var cache = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
-        _compactor = new HeadCompactor(cache, _queue, limits, options.ExcludedHeaders);
+        _compactor = new HeadCompactor(cache, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
     }
 
     /// <summary>The compactor, for the reader and for tests.</summary>

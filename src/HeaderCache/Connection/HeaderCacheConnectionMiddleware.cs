@@ -79,7 +79,7 @@ internal sealed class HeaderCacheConnectionMiddleware
 
     private async Task RunAsync(ConnectionContext context, HeaderCacheRuntime runtime, HeaderCacheOptions options)
     {
-        using var connection = new HeaderCacheConnection(options, _limits, runtime);
+        using var connection = new HeaderCacheConnection(options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime);
         IDuplexPipe original = context.Transport;
         CompactingPipeReader reader = connection.CreateReader(original.Input);
         reader.PassThroughStarted = reason => OnPassThrough(context, runtime, reason);

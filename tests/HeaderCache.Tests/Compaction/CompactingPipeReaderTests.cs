@@ -18,12 +18,10 @@ public sealed class CompactingPipeReaderTests
     {
         using var fixture = new Fixture();
         await fixture.WriteAsync(Head);
-        ReadResult line = await fixture.Reader.ReadAsync();
-        Assert.Equal("GET / HTTP/1.1\r\n", Text(line.Buffer));
-        fixture.Reader.AdvanceTo(line.Buffer.End);
-        ReadResult section = await fixture.Reader.ReadAsync();
-        Assert.Equal("Host: x\r\n\r\n", Text(section.Buffer));
-        fixture.Reader.AdvanceTo(section.Buffer.End);
+        // The whole head is there: Kestrel gets it in one piece, as it would alone.
+        ReadResult head = await fixture.Reader.ReadAsync();
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        fixture.Reader.AdvanceTo(head.Buffer.End);
 
         var headers = new HeaderDictionary();
         Assert.True(fixture.Queue.TryApply(headers));
@@ -64,22 +62,20 @@ public sealed class CompactingPipeReaderTests
         await fixture.WriteAsync("GET / HTTP/1.1\r\nHost: x\r\n\r\nPOST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\na");
 
         // A view that ends before the transport's data does: looked at but not taken, the read still waits.
-        ReadResult line = await fixture.Reader.ReadAsync();
-        fixture.Reader.AdvanceTo(line.Buffer.Start, line.Buffer.End);
+        ReadResult head = await fixture.Reader.ReadAsync();
+        fixture.Reader.AdvanceTo(head.Buffer.Start, head.Buffer.End);
         ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
         await Task.Delay(20);
         Assert.False(pending.IsCompleted);
         await fixture.WriteAsync("b");
-        line = await pending;
-        Assert.Equal("GET / HTTP/1.1\r\n", Text(line.Buffer));
-        fixture.Reader.AdvanceTo(line.Buffer.End);
+        head = await pending;
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        fixture.Reader.AdvanceTo(head.Buffer.End);
 
-        // The rest is taken as it comes, up to the body, which is read the same way.
-        for (int i = 0; i < 3; i++)
-        {
-            ReadResult part = await fixture.Reader.ReadAsync();
-            fixture.Reader.AdvanceTo(part.Buffer.End);
-        }
+        // The next head is taken as it comes; its body is read the same way.
+        ReadResult post = await fixture.Reader.ReadAsync();
+        Assert.Equal("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", Text(post.Buffer));
+        fixture.Reader.AdvanceTo(post.Buffer.End);
 
         ReadResult body = await fixture.Reader.ReadAsync();
         Assert.Equal("ab", Text(body.Buffer));
@@ -129,12 +125,9 @@ public sealed class CompactingPipeReaderTests
         using var fixture = new Fixture();
         Assert.False(fixture.Reader.TryRead(out _));
         await fixture.WriteAsync(Head);
-        Assert.True(fixture.Reader.TryRead(out ReadResult line));
-        Assert.Equal("GET / HTTP/1.1\r\n", Text(line.Buffer));
-        fixture.Reader.AdvanceTo(line.Buffer.End);
-        Assert.True(fixture.Reader.TryRead(out ReadResult section));
-        Assert.Equal("Host: x\r\n\r\n", Text(section.Buffer));
-        fixture.Reader.AdvanceTo(section.Buffer.End);
+        Assert.True(fixture.Reader.TryRead(out ReadResult head));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        fixture.Reader.AdvanceTo(head.Buffer.End);
         Assert.False(fixture.Reader.TryRead(out _));
     }
 
@@ -214,7 +207,10 @@ public sealed class CompactingPipeReaderTests
         }
 
         Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
-        Assert.Equal("GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+        // From the second request on, the known values that repeat are left to Kestrel, which reuses its own strings.
+        Assert.Equal(
+            "GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nUser-Agent: Mozilla/5.0\r\nAccept: image/avif,*/*\r\n\r\n",
+            Encoding.ASCII.GetString(driver.Seen));
     }
 
     private static string Text(ReadOnlySequence<byte> buffer) => Encoding.ASCII.GetString(buffer.ToArray());

@@ -48,6 +48,35 @@ public sealed class HeadCompactorTests
     }
 
     [Fact]
+    public void Known_values_Kestrel_reuses_on_its_own_are_left_to_it_unless_their_name_repeats()
+    {
+        using var driver = new ReaderDriver();
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAccept: a\r\nUser-Agent: u\r\nX-A: 1\r\n\r\n"));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+
+        // Same Accept and User-Agent: Kestrel hands back the previous strings itself. Accept repeated in the next
+        // head: all its lines are taken, so its values go back in order.
+        driver.Clear();
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAccept: a\r\nUser-Agent: u\r\nX-A: 1\r\n\r\n"));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\nAccept: a\r\nUser-Agent: u\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+        driver.Clear();
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAccept: a\r\nUser-Agent: v\r\naccept: b\r\n\r\n"));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+
+        var headers = new HeaderDictionary();
+        Assert.True(driver.Queue.TryApply(headers));
+        Assert.True(driver.Queue.TryApply(headers));
+        headers.Clear();
+        Assert.True(driver.Queue.TryApply(headers));
+        Assert.Equal(["Accept=a|b", "User-Agent=v"], headers.Select(h => $"{h.Key}={string.Join('|', h.Value.ToArray())}"));
+
+        // After a repeated Accept Kestrel has no single previous value: the next Accept is taken.
+        driver.Clear();
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAccept: a\r\nUser-Agent: v\r\n\r\n"));
+        Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: v\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+    }
+
+    [Fact]
     public void A_body_of_known_length_is_never_parsed_as_a_head()
     {
         const string body = "GET / HTTP/1.1\r\nX-In-Body: 1\r\n\r\n";
