@@ -1,9 +1,16 @@
 using BenchmarkDotNet.Running;
+using HeaderCache.Benchmarks.ConnectionPath;
 using HeaderCache.Benchmarks.Study;
 
 if (args.Length > 0 && args[0] == "eviction-study")
 {
     EvictionStudy.Run(Console.Out);
+    return;
+}
+
+if (args.Length == 4 && args[0] == "connection-path-loop")
+{
+    ConnectionPathLoop.Run(args[1], args[2], double.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
     return;
 }
 

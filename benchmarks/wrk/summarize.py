@@ -2,7 +2,7 @@
 """Summarizes compare.sh's runs.csv: medians over rounds per profile and mode, ratios to stock Kestrel.
 
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
-then one line per profile: RESULT <profile> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
+then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
 (HeaderCache on divided by Kestrel default). Standard library only.
 """
 import argparse
@@ -122,7 +122,8 @@ def main():
     for p in profiles:
         r = next((x for x in summary if x["profile"] == p and x["mode"] == "headercache"), None)
         if r is not None:
-            results.append(f"RESULT {p} rps_ratio={r['rps_ratio']:.3f} alloc_ratio={r['bytes_per_req_ratio']:.3f} "
+            results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
+                           f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}")
 
     with open(os.path.join(out, "summary.md"), "w") as f:

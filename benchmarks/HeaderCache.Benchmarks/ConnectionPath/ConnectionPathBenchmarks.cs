@@ -21,7 +21,7 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 [MemoryDiagnoser]
 public class ConnectionPathBenchmarks
 {
-    private const int RequestsPerInvoke = 64;
+    internal const int RequestsPerInvoke = 64;
 
     private WebApplication? _app;
     private InMemoryClient _client = null!;
