@@ -43,6 +43,21 @@ public sealed class HeaderOrderTests(ServerPair servers)
         }
     }
 
+    [Fact]
+    public async Task An_excluded_name_keeps_its_place_among_the_lines_the_cache_serves()
+    {
+        await using SampleServer excluding = await SampleServer.StartAsync(CacheMode.On, settings: "--HeaderCache:ExcludedHeaders:0=x-secret");
+        using var activity = new CacheActivity(excluding);
+        byte[] request = Encoding.ASCII.GetBytes("GET /order HTTP/1.1\r\nHost: x\r\nX-1: a\r\nX-Secret: s\r\nX-2: b\r\n\r\n");
+
+        List<string> alone = await RawHttp.ExchangeAsync(servers.Alone.EndPoint, [[request], [request]], RawHttp.Whole);
+        List<string> on = await RawHttp.ExchangeAsync(excluding.EndPoint, [[request], [request]], RawHttp.Whole);
+
+        Assert.Equal(alone, on);
+        Assert.Equal(["Host", "X-1", "X-Secret", "X-2"], Differential.EchoedHeaders(on[1]).Select(h => h.Name));
+        Assert.True(activity.Hits > 0, "the second request was not served from the cache");
+    }
+
     [Theory]
     [InlineData("X-A: b\rc")]
     [InlineData("X-A: b\r\rc")]

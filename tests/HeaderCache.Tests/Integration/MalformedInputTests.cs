@@ -186,6 +186,9 @@ public sealed class MalformedInputTests(ServerPair servers)
 
     public static TheoryData<string> Names => new(Rows.Keys);
 
+    /// <summary>The bytes of the row named <paramref name="name"/> (without the final request).</summary>
+    public static string Request(string name) => Rows[name].Request;
+
     /// <summary>Every row's bytes, as seeds for the fuzzer's mutations.</summary>
     public static IEnumerable<byte[]> Corpus => Rows.Values.Select(row => Edge.Bytes(row.Request));
 
