@@ -87,9 +87,6 @@ internal sealed class CompactingPipeReader : PipeReader
     /// <summary>Whether the last view is the start of a request: leading CR/LF and the request line so far.</summary>
     internal bool ShowsRequestLine => _stage == Stage.RequestLine;
 
-    /// <summary>Heads whose section Kestrel saw, compacted or not.</summary>
-    public long Heads { get; private set; }
-
     /// <inheritdoc />
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
@@ -313,7 +310,6 @@ internal sealed class CompactingPipeReader : PipeReader
                 return true;
         }
 
-        Heads++;
         _sectionLength = prefix + _compactor.SectionLength;
         if (!_compactor.HasTakenLines)
         {

@@ -22,9 +22,6 @@ internal sealed class HeaderInjectionQueue
     private int _entryStart;
     private int _entryEnd;
 
-    /// <summary>Entries waiting for their request.</summary>
-    public int PendingEntries => _entryEnd - _entryStart;
-
     /// <summary>
     /// Publishes, as the next request's entry, the lines of <paramref name="lines"/> that have a value.
     /// Called only by the compactor, once per compacted head.

@@ -1,4 +1,3 @@
-using System.Globalization;
 using HeaderCache.Tests.Integration;
 using Xunit.Abstractions;
 
@@ -14,9 +13,9 @@ public sealed class DifferentialFuzzTests(ServerPair servers, ITestOutputHelper 
     [Fact]
     public async Task Generated_streams_over_sockets_behave_as_on_Kestrel_alone()
     {
-        int cases = Setting("HEADERCACHE_SOCKET_FUZZ_CASES", 150);
-        int seed = Setting("HEADERCACHE_SOCKET_FUZZ_SEED", 20261122);
-        double minutes = Setting("HEADERCACHE_SOCKET_FUZZ_MINUTES", 1);
+        int cases = FuzzSettings.Get("HEADERCACHE_SOCKET_FUZZ_CASES", 150);
+        int seed = FuzzSettings.Get("HEADERCACHE_SOCKET_FUZZ_SEED", 20261122);
+        double minutes = FuzzSettings.Get("HEADERCACHE_SOCKET_FUZZ_MINUTES", 1.0);
         DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
 
         using var activity = new CacheActivity(servers.On);
@@ -55,9 +54,4 @@ public sealed class DifferentialFuzzTests(ServerPair servers, ITestOutputHelper 
         Assert.Contains("Transfer-Encoding", all, StringComparison.Ordinal);
     }
 
-    private static int Setting(string name, int fallback) =>
-        int.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value) ? value : fallback;
-
-    private static double Setting(string name, double fallback) =>
-        double.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) ? value : fallback;
 }

@@ -1,4 +1,3 @@
-using System.Globalization;
 using HeaderCache.Tests.Integration;
 using Xunit.Abstractions;
 
@@ -34,9 +33,9 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
     [Fact]
     public async Task Generated_and_mutated_streams_behave_as_on_Kestrel_alone_byte_for_byte_and_in_time()
     {
-        int cases = Setting("HEADERCACHE_FUZZ_CASES", 20_000);
-        int seed = Setting("HEADERCACHE_FUZZ_SEED", 20261123);
-        double minutes = Setting("HEADERCACHE_FUZZ_MINUTES", 1.5);
+        int cases = FuzzSettings.Get("HEADERCACHE_FUZZ_CASES", 20_000);
+        int seed = FuzzSettings.Get("HEADERCACHE_FUZZ_SEED", 20261123);
+        double minutes = FuzzSettings.Get("HEADERCACHE_FUZZ_MINUTES", 1.5);
         DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
 
         using var activity = new CacheActivity(servers.On.Services);
@@ -58,10 +57,4 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         Assert.True(result.Statuses.GetValueOrDefault("400") > result.Cases / 20, $"400s: {result.Statuses.GetValueOrDefault("400")} in {result.Cases} cases");
         Assert.Empty(result.Divergences);
     }
-
-    private static int Setting(string name, int fallback) =>
-        int.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value) ? value : fallback;
-
-    private static double Setting(string name, double fallback) =>
-        double.TryParse(Environment.GetEnvironmentVariable(name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) ? value : fallback;
 }
