@@ -1,5 +1,4 @@
 using HeaderCache;
-using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -31,11 +30,8 @@ public static class HeaderCacheServiceCollectionExtensions
             options.Configure(configure);
         }
 
-        options.Validate(
-            o => o.SlotCount is >= HeaderStringCache.MinSlotCount and <= HeaderStringCache.MaxSlotCount
-                && o.MaxValueLength is >= 0 and <= HeaderStringCache.MaxMaxLength,
-            $"{HeaderCacheOptions.SectionName}: SlotCount must be 1 to 256 and MaxValueLength 0 to 8192.")
-            .ValidateOnStart();
+        options.ValidateOnStart();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<HeaderCacheOptions>, HeaderCacheOptionsValidator>());
 
         if (services.Any(d => d.ServiceType == typeof(HeaderCacheRuntime)))
         {

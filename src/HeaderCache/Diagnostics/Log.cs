@@ -21,6 +21,6 @@ internal static partial class Log
     [LoggerMessage(4, LogLevel.Debug, "Connection {ConnectionId} passes through uncached from now on: {Reason}.")]
     public static partial void PassThrough(ILogger logger, string connectionId, PassThroughReason reason);
 
-    [LoggerMessage(5, LogLevel.Error, "HeaderCache options are invalid; new connections pass through uncached.")]
-    public static partial void InvalidOptions(ILogger logger, Exception exception);
+    [LoggerMessage(5, LogLevel.Error, "HeaderCache's configuration is invalid, so new connections keep the last valid options: {Fault}")]
+    public static partial void InvalidOptions(ILogger logger, string fault);
 }

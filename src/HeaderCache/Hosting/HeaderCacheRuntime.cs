@@ -14,6 +14,8 @@ internal sealed class HeaderCacheRuntime
     private int _requestPartMissingLogged;
     private int _tlsWarningLogged;
     private int _connectionMiddlewareCount;
+    private HeaderCacheOptions _lastValid;
+    private string? _lastFault;
 
     /// <summary>Created by dependency injection.</summary>
     public HeaderCacheRuntime(IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory)
@@ -21,6 +23,9 @@ internal sealed class HeaderCacheRuntime
         _options = options;
         Metrics = metrics;
         Logger = loggerFactory.CreateLogger(Log.Category);
+
+        // Valid at start (ValidateOnStart), so there is always a last valid value to fall back to.
+        _lastValid = options.CurrentValue;
     }
 
     /// <summary>The meter's instruments.</summary>
@@ -35,17 +40,29 @@ internal sealed class HeaderCacheRuntime
     /// <summary>Connection middleware instances built into endpoints.</summary>
     public int ConnectionMiddlewareCount => Volatile.Read(ref _connectionMiddlewareCount);
 
-    /// <summary>The options for a new connection, or <see langword="null"/> when they are invalid.</summary>
-    public HeaderCacheOptions? CurrentOptions()
+    /// <summary>
+    /// The options for a new connection. When the configuration cannot be bound or is out of range (edited while
+    /// the server runs), the last valid options, and the fault is logged once per distinct fault.
+    /// </summary>
+    public HeaderCacheOptions CurrentOptions()
     {
         try
         {
-            return _options.CurrentValue;
+            HeaderCacheOptions options = _options.CurrentValue;
+            _lastValid = options;
+            Volatile.Write(ref _lastFault, null);
+            return options;
         }
-        catch (OptionsValidationException ex)
+        catch (Exception ex) when (ex is OptionsValidationException or InvalidOperationException)
         {
-            Log.InvalidOptions(Logger, ex);
-            return null;
+            // A binding error ("Failed to convert configuration value ...") names the setting and the value.
+            string fault = ex is OptionsValidationException validation ? string.Join(" ", validation.Failures) : ex.Message;
+            if (Interlocked.Exchange(ref _lastFault, fault) != fault)
+            {
+                Log.InvalidOptions(Logger, fault);
+            }
+
+            return _lastValid;
         }
     }
 

@@ -14,6 +14,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace HeaderCache.Tests.Integration;
 
@@ -148,6 +149,68 @@ public sealed class WiringTests
         {
             Directory.Delete(folder, recursive: true);
         }
+    }
+
+    [Fact]
+    public async Task Out_of_range_settings_at_startup_are_named_with_their_values()
+    {
+        OptionsValidationException thrown = await Assert.ThrowsAsync<OptionsValidationException>(() =>
+            SampleServer.StartAsync(CacheMode.On, null, "--HeaderCache:SlotCount=0", "--HeaderCache:MaxValueLength=9000"));
+        Assert.Equal(
+            ["HeaderCache:SlotCount is 0; it must be 1 to 256.", "HeaderCache:MaxValueLength is 9000; it must be 0 to 8192."],
+            thrown.Failures);
+    }
+
+    [Fact]
+    public async Task Bad_configuration_edited_in_while_running_costs_no_connection_and_is_logged_once_per_change_by_name()
+    {
+        string folder = Directory.CreateTempSubdirectory("headercache-").FullName;
+        string settings = Path.Combine(folder, "appsettings.json");
+        await File.WriteAllTextAsync(settings, """{ "HeaderCache": { "Enabled": true, "SlotCount": 25 } }""");
+        try
+        {
+            await using var server = await MinimalServer.StartAsync(builder =>
+            {
+                builder.Configuration.AddJsonFile(settings, optional: false, reloadOnChange: true);
+                builder.WebHost.UseHeaderStringCache();
+            });
+
+            string[] faults =
+            [
+                """{ "HeaderCache": { "Enabled": true, "SlotCount": "abc" } }""",
+                """{ "HeaderCache": { "Enabled": "nope", "SlotCount": 25 } }""",
+                """{ "HeaderCache": { "Enabled": true, "SlotCount": 0 } }""",
+            ];
+            string[] named = ["'HeaderCache:SlotCount'", "'HeaderCache:Enabled'", "HeaderCache:SlotCount is 0; it must be 1 to 256."];
+            for (int i = 0; i < faults.Length; i++)
+            {
+                await File.WriteAllTextAsync(settings, faults[i]);
+
+                // Every new connection is served, with the last valid options (the cache on), while the fault is logged.
+                for (int attempt = 0; InvalidOptionsLogged(server).Count <= i; attempt++)
+                {
+                    Assert.True(attempt < 100, $"no log line for fault {i} after 10 s");
+                    Assert.True(await server.EventuallyAsync(hasCache: true));
+                    await Task.Delay(100);
+                }
+
+                for (int connection = 0; connection < 20; connection++)
+                {
+                    Assert.True(await server.EventuallyAsync(hasCache: true));
+                }
+
+                IReadOnlyList<string> logged = InvalidOptionsLogged(server);
+                Assert.Equal(i + 1, logged.Count);
+                Assert.Contains(named[i], logged[i], StringComparison.Ordinal);
+            }
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+
+        static IReadOnlyList<string> InvalidOptionsLogged(MinimalServer server) =>
+            server.Logs.HeaderCache.Where(e => e.Id.Id == 5).Select(e => e.Message).ToArray();
     }
 
     [Fact]

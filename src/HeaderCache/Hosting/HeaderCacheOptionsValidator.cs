@@ -1,0 +1,25 @@
+using HeaderCache.Caching;
+using Microsoft.Extensions.Options;
+
+namespace HeaderCache.Hosting;
+
+/// <summary>Checks each setting on its own and names it, with the value it has, in the message.</summary>
+internal sealed class HeaderCacheOptionsValidator : IValidateOptions<HeaderCacheOptions>
+{
+    /// <inheritdoc />
+    public ValidateOptionsResult Validate(string? name, HeaderCacheOptions options)
+    {
+        var failures = new List<string>();
+        if (options.SlotCount is < HeaderStringCache.MinSlotCount or > HeaderStringCache.MaxSlotCount)
+        {
+            failures.Add($"{HeaderCacheOptions.SectionName}:SlotCount is {options.SlotCount}; it must be {HeaderStringCache.MinSlotCount} to {HeaderStringCache.MaxSlotCount}.");
+        }
+
+        if (options.MaxValueLength is < 0 or > HeaderStringCache.MaxMaxLength)
+        {
+            failures.Add($"{HeaderCacheOptions.SectionName}:MaxValueLength is {options.MaxValueLength}; it must be 0 to {HeaderStringCache.MaxMaxLength}.");
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}
