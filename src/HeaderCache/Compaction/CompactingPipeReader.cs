@@ -84,6 +84,9 @@ internal sealed class CompactingPipeReader : PipeReader
     /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
     public Action<PassThroughReason>? PassThroughStarted { get; set; }
 
+    // One byte past what Kestrel allows a section is enough for the compactor to decide.
+    private int SectionScanLength => _limits.MaxSectionLength + 1;
+
     /// <summary>Whether the last view is the start of a request: leading CR/LF and the request line so far.</summary>
     internal bool ShowsRequestLine => _stage == Stage.RequestLine;
 
@@ -255,7 +258,7 @@ internal sealed class CompactingPipeReader : PipeReader
 
     private bool TryPresentSection(bool canceled, out ReadResult result)
     {
-        ReadOnlySpan<byte> section = Contiguous(_limits.MaxRequestHeadersTotalSize + 3);
+        ReadOnlySpan<byte> section = Contiguous(SectionScanLength);
         if (TryPresentHead(section, 0, canceled, out result))
         {
             return true;
@@ -276,10 +279,9 @@ internal sealed class CompactingPipeReader : PipeReader
         if (first.Length > _lineEnd)
         {
             ReadOnlySpan<byte> section = first[(int)_lineEnd..];
-            int max = _limits.MaxRequestHeadersTotalSize + 3;
-            if (section.Length >= max || first.Length == _buffer.Length)
+            if (section.Length >= SectionScanLength || first.Length == _buffer.Length)
             {
-                if (TryPresentHead(section[..Math.Min(section.Length, max)], (int)_lineEnd, canceled, out ReadResult head))
+                if (TryPresentHead(section[..Math.Min(section.Length, SectionScanLength)], (int)_lineEnd, canceled, out ReadResult head))
                 {
                     return head;
                 }

@@ -161,8 +161,7 @@ internal sealed class HeadCompactor : IDisposable
     /// </summary>
     public Outcome Scan(ReadOnlySpan<byte> section)
     {
-        // Kestrel allows the header lines plus the final CRLF to take MaxRequestHeadersTotalSize + 2.
-        int limit = _limits.MaxRequestHeadersTotalSize + 2;
+        int limit = _limits.MaxSectionLength;
         while (true)
         {
             ReadOnlySpan<byte> rest = section[_scanned..];
@@ -382,11 +381,15 @@ internal sealed class HeadCompactor : IDisposable
 
         if (value.Length > _cache.MaxLength || IsExcluded(name))
         {
-            return value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
+            return DecodeIfValid(value);
         }
 
         return LookUpValue(value);
     }
+
+    // A new string, as Kestrel makes it, for a value of VCHAR, SP and HTAB only.
+    private static string? DecodeIfValid(ReadOnlySpan<byte> value) =>
+        value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
     private string ResolveName(ReadOnlySpan<byte> name) =>
@@ -430,7 +433,7 @@ internal sealed class HeadCompactor : IDisposable
         if (_valueBypassRemaining > 0)
         {
             _valueBypassRemaining--;
-            return value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
+            return DecodeIfValid(value);
         }
 
         long hits = _cache.Counters.Hits;

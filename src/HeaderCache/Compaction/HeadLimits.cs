@@ -11,6 +11,9 @@ namespace HeaderCache.Compaction;
 /// <param name="MaxRequestHeaderCount">Header lines (Kestrel: 431 on the next one).</param>
 internal readonly record struct HeadLimits(int MaxRequestLineSize, int MaxRequestHeadersTotalSize, int MaxRequestHeaderCount)
 {
+    /// <summary>Bytes Kestrel allows a header section: the header lines plus 2 for the final CRLF.</summary>
+    public int MaxSectionLength => MaxRequestHeadersTotalSize + 2;
+
     /// <summary>Kestrel's defaults.</summary>
     public static HeadLimits Default { get; } = From(new KestrelServerLimits());
 
