@@ -7,15 +7,17 @@
 # server's own per-request cost; --echo measures with the sample's echo endpoint instead.
 #
 # For every round: a fresh server process per mode (all three started at the start of the round, idle
-# while another one is measured), then for every profile the three modes one after the other
-# (A B C, A B C, ...), each with a warm-up run and a measured run. Around the measured run the script
+# while another one is measured), then for every profile the three modes one after the other, each with a
+# warm-up run and a measured run. The order turns by one mode per round (A B C, B C A, C A B, ...): the
+# mode measured first in a round is measured at a different moment than the last, so a fixed order would
+# bias the ratios. With --pin the servers run on CPU 1 and wrk on CPU 0. Around the measured run the script
 # reads /stats for allocated bytes, request count and gen0 collections, and /proc for the server's CPU
 # time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
 # (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
 #
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
-#                                  [--no-build] [--results DIR] [--echo]
+#                                  [--no-build] [--results DIR] [--echo] [--pin]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -32,8 +34,9 @@ BUILD=1
 QUICK=0
 RESULTS_ROOT="$HERE/results"
 APP_ENV="Sample__Echo=false"
+PIN=0
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -48,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) BUILD=0 ;;
     --results) RESULTS_ROOT="$2"; shift ;;
     --echo) APP_ENV="Sample__Echo=true" ;;
+    --pin) PIN=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -105,7 +109,7 @@ trap 'exit 130' INT TERM
 start_server() { # mode round: launch only; wait_server finds the port
   local mode=$1
   # shellcheck disable=SC2046
-  env $(mode_env "$mode") DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
+  $SERVER_CPU env $(mode_env "$mode") DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
     "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
     dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" \
     >"$OUT/logs/server-$mode-r$2.log" 2>&1 &
@@ -136,7 +140,7 @@ cpu_ticks() { # pid -> utime+stime in clock ticks
 
 run_wrk() { # mode profile seconds outfile
   local mode=$1 profile=$2 secs=$3
-  timeout $((secs + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${secs}s" --timeout 10s --latency \
+  $WRK_CPU timeout $((secs + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${secs}s" --timeout 10s --latency \
     -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$REPO/traffic/$profile.http" "$PIPELINE" >"$4" 2>&1 \
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
@@ -145,12 +149,18 @@ echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
 echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, warm-up ${WARMUP}s, measured ${DURATION}s"
 echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
 CLK_TCK=$(getconf CLK_TCK)
+SERVER_CPU=""; WRK_CPU=""
+if [[ $PIN == 1 ]]; then
+  SERVER_CPU="taskset -c 1"; WRK_CPU="taskset -c 0"
+  echo "   pinned: servers on CPU 1, wrk on CPU 0"
+fi
 
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
   for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
+  ORDER=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   for profile in $PROFILES; do
-    for mode in "${MODES[@]}"; do
+    for mode in "${ORDER[@]}"; do
       run_wrk "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt"
       s0=$(stats "$mode"); s1=$(stats "$mode")
       read -r a0 _ _ <<<"$s0"

@@ -61,6 +61,13 @@ public static class SampleApp
             return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), heap));
         }
 
+        if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/headercache", StringComparison.Ordinal))
+        {
+            // What HeaderCache does on this connection, as a health check would read it.
+            IHeaderStringCacheFeature? cache = context.Features.Get<IHeaderStringCacheFeature>();
+            return context.Response.WriteAsJsonAsync(new CacheState(cache is not null, cache?.IsActive ?? false, cache?.InactiveReason, cache?.Hits ?? 0, cache?.Misses ?? 0));
+        }
+
         if (!echo || (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal)))
         {
             context.Response.ContentType = "text/plain";
@@ -143,4 +150,6 @@ public static class SampleApp
     }
 
     private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long? HeapBytes);
+
+    private sealed record CacheState(bool Present, bool Active, string? Reason, long Hits, long Misses);
 }

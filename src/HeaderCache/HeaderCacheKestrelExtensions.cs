@@ -13,9 +13,9 @@ public static class HeaderCacheKestrelExtensions
 
     /// <summary>
     /// Gives every HTTP/1.1 connection on every endpoint a header string cache (through
-    /// <see cref="KestrelServerOptions.ConfigureEndpointDefaults"/>). Endpoint defaults run before an
-    /// endpoint's own <c>UseHttps()</c>; on TLS endpoints call
-    /// <see cref="UseHeaderStringCache(ListenOptions)"/> after <c>UseHttps()</c> instead.
+    /// <see cref="KestrelServerOptions.ConfigureEndpointDefaults"/>, which keeps only its last callback: an
+    /// application that sets its own endpoint defaults afterwards calls <see cref="UseHeaderStringCache(ListenOptions)"/>
+    /// in them). On TLS endpoints the cache reads the decrypted side.
     /// Needs the request-level part: <c>builder.WebHost.UseHeaderStringCache()</c> registers both.
     /// </summary>
     /// <param name="options">The Kestrel options.</param>
@@ -28,8 +28,8 @@ public static class HeaderCacheKestrelExtensions
     }
 
     /// <summary>
-    /// Gives every HTTP/1.1 connection on this endpoint a header string cache. On a TLS endpoint call it
-    /// after <c>UseHttps()</c>, so the cache reads plaintext. Calling it again on the same endpoint
+    /// Gives every HTTP/1.1 connection on this endpoint a header string cache. On a TLS endpoint the cache
+    /// reads the decrypted side, before or after <c>UseHttps()</c>. Calling it again on the same endpoint
     /// replaces the earlier placement.
     /// </summary>
     /// <param name="listenOptions">The endpoint.</param>

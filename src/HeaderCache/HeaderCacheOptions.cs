@@ -12,6 +12,12 @@ public sealed class HeaderCacheOptions
     public const string SectionName = "HeaderCache";
 
     /// <summary>
+    /// The name of HeaderCache's <see cref="System.Diagnostics.Metrics.Meter"/>, for <c>dotnet-counters</c> and
+    /// OpenTelemetry (<c>AddMeter(HeaderCacheOptions.MeterName)</c>). Also its log category.
+    /// </summary>
+    public const string MeterName = "HeaderCache";
+
+    /// <summary>
     /// Whether new connections get the cache. When <see langword="false"/>, the connection middleware
     /// puts no wrapper on new connections: Kestrel reads the transport directly.
     /// </summary>

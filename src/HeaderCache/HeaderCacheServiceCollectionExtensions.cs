@@ -73,8 +73,7 @@ public static class HeaderCacheServiceCollectionExtensions
             createInner = sp => (IServer)sp.GetRequiredService(type);
         }
 
-        services.AddSingleton<IServer>(sp => new HeaderCacheServer(
-            createInner(sp), sp.GetRequiredService<HeaderCacheRuntime>(), sp.GetRequiredService<IOptionsMonitor<HeaderCacheOptions>>()));
+        services.AddSingleton<IServer>(sp => new HeaderCacheServer(createInner(sp), sp.GetRequiredService<HeaderCacheRuntime>()));
     }
 
     private sealed class InnerServer(IServer server) : IDisposable

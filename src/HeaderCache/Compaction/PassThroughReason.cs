@@ -6,7 +6,7 @@ internal enum PassThroughReason
     /// <summary>Still compacting.</summary>
     None,
 
-    /// <summary>The first byte was a TLS record: the middleware sits before <c>UseHttps()</c>.</summary>
+    /// <summary>The first byte was a TLS record, and nothing after HeaderCache decrypted the connection.</summary>
     Tls,
 
     /// <summary>The HTTP/2 prior-knowledge preface (<c>PRI * HTTP/2.0</c>).</summary>
@@ -29,4 +29,22 @@ internal enum PassThroughReason
 
     /// <summary>A head over Kestrel's request-line, header-size or header-count limit.</summary>
     OverLimit,
+}
+
+/// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>
+internal static class PassThroughReasonNames
+{
+    /// <summary>The lowercase name of <paramref name="reason"/>.</summary>
+    public static string Name(this PassThroughReason reason) => reason switch
+    {
+        PassThroughReason.Tls => "tls",
+        PassThroughReason.Http2 => "http2",
+        PassThroughReason.Version => "version",
+        PassThroughReason.Connect => "connect",
+        PassThroughReason.Upgrade => "upgrade",
+        PassThroughReason.TransferEncoding => "transfer_encoding",
+        PassThroughReason.Malformed => "malformed",
+        PassThroughReason.OverLimit => "over_limit",
+        _ => "none",
+    };
 }

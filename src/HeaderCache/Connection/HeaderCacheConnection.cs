@@ -1,37 +1,92 @@
 using System.IO.Pipelines;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Connection;
 
 /// <summary>
-/// One connection's HeaderCache state, published as a connection feature: the compactor (with the
-/// cache) on the reading side and the queue of header strings the request-level part puts back.
+/// One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
+/// (with the cache) on the reading side and the queue of header strings the request-level part puts back.
 /// </summary>
-internal sealed class HeaderCacheConnection : IDisposable
+internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDisposable
 {
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
     private readonly HeadLimits _limits;
     private readonly HeaderCacheRuntime _runtime;
+    private readonly string _connectionId;
     private CacheCounters _published;
+    private CompactingPipeReader? _reader;
+    private IDuplexPipe? _transport;
+    private bool _decrypted;
+    private bool _http2;
 
     /// <summary>Creates the state for one connection.</summary>
-    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime)
+    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime, string connectionId)
     {
         _runtime = runtime;
         _limits = limits;
+        _connectionId = connectionId;
         var cache = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
         _compactor = new HeadCompactor(cache, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
     }
 
-    /// <summary>The compactor, for the reader and for tests.</summary>
+    /// <summary>The compactor, for tests.</summary>
     public HeadCompactor Compactor => _compactor;
 
+    /// <inheritdoc />
+    public bool IsActive => !_http2 && _reader is { PassThroughReason: PassThroughReason.None };
+
+    /// <inheritdoc />
+    public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
+
+    /// <inheritdoc />
+    public long Hits => _compactor.Cache.Counters.Hits;
+
+    /// <inheritdoc />
+    public long Misses => _compactor.Cache.Counters.Misses;
+
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
-    public CompactingPipeReader CreateReader(PipeReader input) => new(input, _compactor, _limits);
+    public CompactingPipeReader CreateReader(PipeReader input)
+    {
+        var reader = new CompactingPipeReader(input, _compactor, _limits);
+        reader.PassThroughStarted = OnPassThrough;
+        return reader;
+    }
+
+    /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>.</summary>
+    public IDuplexPipe Wrap(IDuplexPipe transport)
+    {
+        _reader = CreateReader(transport.Input);
+        _transport = new DuplexPipe(_reader, transport.Output);
+        return _transport;
+    }
+
+    /// <summary>
+    /// A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
+    /// layer is Kestrel's <c>UseHttps()</c> and the new transport is the decrypted one: read that instead
+    /// (unless TLS negotiated HTTP/2). Any other replacement, or TLS restoring the original at the end, stays.
+    /// </summary>
+    public IDuplexPipe OnTransportReplaced(IDuplexPipe transport, IFeatureCollection features)
+    {
+        if (_decrypted || ReferenceEquals(transport, _transport) || _reader?.PassThroughReason != PassThroughReason.Tls)
+        {
+            return transport;
+        }
+
+        _decrypted = true;
+        if (features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        {
+            _http2 = true;
+            return transport;
+        }
+
+        return Wrap(transport);
+    }
 
     /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
     public void RestoreHeaders(IFeatureCollection requestFeatures)
@@ -46,7 +101,41 @@ internal sealed class HeaderCacheConnection : IDisposable
     public void Dispose()
     {
         _runtime.Metrics.Publish(_compactor.Cache.Counters, ref _published);
-        _runtime.Metrics.ConnectionClosed();
+        if (_http2)
+        {
+            _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, "http2");
+        }
+        else if (InactiveReason is { } reason)
+        {
+            if (_reader!.PassThroughReason == PassThroughReason.Tls)
+            {
+                // Only now is it known that nothing after HeaderCache decrypted the connection.
+                Log.PassThrough(_runtime.Logger, _connectionId, PassThroughReason.Tls);
+            }
+
+            _runtime.Metrics.ConnectionEnded(ConnectionOutcome.PassedThrough, reason);
+        }
+        else
+        {
+            _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Cached, null);
+        }
+
         _compactor.Dispose();
+    }
+
+    private void OnPassThrough(PassThroughReason reason)
+    {
+        // A TLS handshake is reported when the connection ends, if nothing decrypted it (see OnTransportReplaced).
+        if (reason != PassThroughReason.Tls)
+        {
+            Log.PassThrough(_runtime.Logger, _connectionId, reason);
+        }
+    }
+
+    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
+    {
+        public PipeReader Input { get; } = input;
+
+        public PipeWriter Output { get; } = output;
     }
 }

@@ -1,4 +1,3 @@
-using System.IO.Pipelines;
 using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
@@ -39,9 +38,9 @@ internal sealed class HeaderCacheConnectionMiddleware
             ILoggerFactory loggers = listenOptions.ApplicationServices.GetService<ILoggerFactory>() ?? NullLoggerFactory.Instance;
             Log.RequestPartMissing(loggers.CreateLogger(Log.Category));
         }
-        else
+        else if (index == registration.Count - 1)
         {
-            _runtime.OnConnectionMiddlewareBuilt();
+            _runtime.OnConnectionMiddlewareBuilt(listenOptions);
         }
     }
 
@@ -68,47 +67,31 @@ internal sealed class HeaderCacheConnectionMiddleware
             return _next(context);
         }
 
-        if (runtime.CurrentOptions() is not { Enabled: true } options
-            || context.Features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        if (runtime.CurrentOptions() is not { Enabled: true } options)
         {
-            return _next(context);
+            return Skip(context, runtime, SkippedConnection.Disabled);
+        }
+
+        if (context.Features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        {
+            return Skip(context, runtime, SkippedConnection.Http2);
         }
 
         return RunAsync(context, runtime, options);
     }
 
+    private Task Skip(ConnectionContext context, HeaderCacheRuntime runtime, SkippedConnection skipped)
+    {
+        context.Features.Set<IHeaderStringCacheFeature>(skipped);
+        runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, skipped.InactiveReason);
+        return _next(context);
+    }
+
     private async Task RunAsync(ConnectionContext context, HeaderCacheRuntime runtime, HeaderCacheOptions options)
     {
-        using var connection = new HeaderCacheConnection(options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime);
-        IDuplexPipe original = context.Transport;
-        CompactingPipeReader reader = connection.CreateReader(original.Input);
-        reader.PassThroughStarted = reason => OnPassThrough(context, runtime, reason);
-        context.Transport = new DuplexPipe(reader, original.Output);
-        context.Features.Set(connection);
-        try
-        {
-            await _next(context).ConfigureAwait(false);
-        }
-        finally
-        {
-            context.Transport = original;
-        }
-    }
-
-    private void OnPassThrough(ConnectionContext context, HeaderCacheRuntime runtime, PassThroughReason reason)
-    {
-        runtime.Metrics.PassThrough(reason);
-        Log.PassThrough(runtime.Logger, context.ConnectionId, reason);
-        if (reason == PassThroughReason.Tls)
-        {
-            runtime.ReportTlsBeforeHttps(_listenOptions.ToString() ?? "an endpoint");
-        }
-    }
-
-    private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
-    {
-        public PipeReader Input { get; } = input;
-
-        public PipeWriter Output { get; } = output;
+        using var connection = new HeaderCacheConnection(
+            options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime, context.ConnectionId);
+        context.Features.Set<IHeaderStringCacheFeature>(connection);
+        await _next(new HeaderCacheConnectionContext(context, connection)).ConfigureAwait(false);
     }
 }

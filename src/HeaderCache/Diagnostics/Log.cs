@@ -7,10 +7,7 @@ namespace HeaderCache.Diagnostics;
 internal static partial class Log
 {
     /// <summary>Logger category.</summary>
-    public const string Category = "HeaderCache";
-
-    [LoggerMessage(1, LogLevel.Warning, "HeaderCache sees TLS bytes on {Endpoint}: its connection middleware runs before UseHttps(), so connections there pass through uncached. Call UseHeaderStringCache() on the ListenOptions after UseHttps().")]
-    public static partial void TlsBeforeHttps(ILogger logger, string endpoint);
+    public const string Category = HeaderCacheOptions.MeterName;
 
     [LoggerMessage(2, LogLevel.Error, "HeaderCache's connection middleware is on, but its request-level part is not active (call builder.WebHost.UseHeaderStringCache() or services.AddHeaderStringCache(), and keep Kestrel as the server). Connections pass through uncached.")]
     public static partial void RequestPartMissing(ILogger logger);
@@ -23,4 +20,13 @@ internal static partial class Log
 
     [LoggerMessage(5, LogLevel.Error, "HeaderCache's configuration is invalid, so new connections keep the last valid options: {Fault}")]
     public static partial void InvalidOptions(ILogger logger, string fault);
+
+    [LoggerMessage(6, LogLevel.Information, "HeaderCache reads the HTTP/1.1 connections of {Endpoints}.")]
+    public static partial void EndpointsCovered(ILogger logger, string endpoints);
+
+    [LoggerMessage(7, LogLevel.Warning, "HeaderCache's connection middleware is not on {Endpoints}: Kestrel alone reads their connections. KestrelServerOptions keeps only the last ConfigureEndpointDefaults callback, so an application's own endpoint defaults replace HeaderCache's: call listenOptions.UseHeaderStringCache() in that callback, or on those endpoints.")]
+    public static partial void EndpointsNotCovered(ILogger logger, string endpoints);
+
+    [LoggerMessage(8, LogLevel.Information, "HeaderCache is switched off (HeaderCache:Enabled is false): its middleware on {Endpoints} leaves new connections to Kestrel alone until it is switched on.")]
+    public static partial void SwitchedOff(ILogger logger, string endpoints);
 }

@@ -16,7 +16,7 @@ internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
         // Kestrel's request features fall back to the connection's, where the middleware put this.
-        contextFeatures.Get<HeaderCacheConnection>()?.RestoreHeaders(contextFeatures);
+        (contextFeatures.Get<IHeaderStringCacheFeature>() as HeaderCacheConnection)?.RestoreHeaders(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 

@@ -1,4 +1,5 @@
 using HeaderCache.Diagnostics;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
@@ -12,8 +13,7 @@ internal sealed class HeaderCacheRuntime
 {
     private readonly IOptionsMonitor<HeaderCacheOptions> _options;
     private int _requestPartMissingLogged;
-    private int _tlsWarningLogged;
-    private int _connectionMiddlewareCount;
+    private readonly List<ListenOptions> _endpoints = [];
     private HeaderCacheOptions _lastValid;
     private string? _lastFault;
 
@@ -37,8 +37,17 @@ internal sealed class HeaderCacheRuntime
     /// <summary>Set once the server runs the application through <see cref="HeaderCacheApplication{TContext}"/>.</summary>
     public bool RequestPartActive { get; set; }
 
-    /// <summary>Connection middleware instances built into endpoints.</summary>
-    public int ConnectionMiddlewareCount => Volatile.Read(ref _connectionMiddlewareCount);
+    /// <summary>The endpoints whose connections HeaderCache's middleware reads.</summary>
+    public IReadOnlyList<ListenOptions> Endpoints
+    {
+        get
+        {
+            lock (_endpoints)
+            {
+                return [.. _endpoints];
+            }
+        }
+    }
 
     /// <summary>
     /// The options for a new connection. When the configuration cannot be bound or is out of range (edited while
@@ -66,8 +75,17 @@ internal sealed class HeaderCacheRuntime
         }
     }
 
-    /// <summary>Counts a connection middleware built into an endpoint.</summary>
-    public void OnConnectionMiddlewareBuilt() => Interlocked.Increment(ref _connectionMiddlewareCount);
+    /// <summary>Records the endpoint of a connection middleware that acts (built once per bound endpoint).</summary>
+    public void OnConnectionMiddlewareBuilt(ListenOptions endpoint)
+    {
+        lock (_endpoints)
+        {
+            if (!_endpoints.Contains(endpoint))
+            {
+                _endpoints.Add(endpoint);
+            }
+        }
+    }
 
     /// <summary>Logs, once, that the request-level part is missing.</summary>
     public void ReportRequestPartMissing()
@@ -75,15 +93,6 @@ internal sealed class HeaderCacheRuntime
         if (Interlocked.Exchange(ref _requestPartMissingLogged, 1) == 0)
         {
             Log.RequestPartMissing(Logger);
-        }
-    }
-
-    /// <summary>Logs, once, that the middleware sees TLS bytes.</summary>
-    public void ReportTlsBeforeHttps(string endpoint)
-    {
-        if (Interlocked.Exchange(ref _tlsWarningLogged, 1) == 0)
-        {
-            Log.TlsBeforeHttps(Logger, endpoint);
         }
     }
 }

@@ -1,7 +1,7 @@
 using HeaderCache.Diagnostics;
 using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.Options;
 
 namespace HeaderCache.Hosting;
 
@@ -9,7 +9,7 @@ namespace HeaderCache.Hosting;
 /// Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
 /// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.
 /// </summary>
-internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtime, IOptionsMonitor<HeaderCacheOptions> options) : IServer
+internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtime) : IServer
 {
     /// <inheritdoc />
     public IFeatureCollection Features => inner.Features;
@@ -20,14 +20,56 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
     {
         runtime.RequestPartActive = true;
         await inner.StartAsync(new HeaderCacheApplication<TContext>(application), cancellationToken).ConfigureAwait(false);
-        if (runtime.ConnectionMiddlewareCount == 0 && options.CurrentValue.Enabled)
-        {
-            Log.ConnectionPartMissing(runtime.Logger);
-        }
+        ReportEndpoints();
     }
 
     /// <inheritdoc />
     public Task StopAsync(CancellationToken cancellationToken) => inner.StopAsync(cancellationToken);
+
+    // Kestrel builds the connection middleware of every endpoint while it binds, so now it is known which bound
+    // addresses have HeaderCache's.
+    private void ReportEndpoints()
+    {
+        string[] covered = [.. runtime.Endpoints.Select(endpoint => endpoint.ToString()).OfType<string>().Distinct(StringComparer.OrdinalIgnoreCase)];
+        bool enabled = runtime.CurrentOptions().Enabled;
+        if (covered.Length == 0)
+        {
+            if (enabled)
+            {
+                Log.ConnectionPartMissing(runtime.Logger);
+            }
+
+            return;
+        }
+
+        if (enabled)
+        {
+            Log.EndpointsCovered(runtime.Logger, string.Join(", ", covered));
+        }
+        else
+        {
+            Log.SwitchedOff(runtime.Logger, string.Join(", ", covered));
+        }
+
+        ICollection<string> addresses = inner.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
+        string[] uncovered = [.. addresses.Where(address => !IsCovered(address, covered))];
+        if (uncovered.Length != 0)
+        {
+            Log.EndpointsNotCovered(runtime.Logger, string.Join(", ", uncovered));
+        }
+    }
+
+    // A bound address is shown as its endpoint is, except that "localhost" stands for the loopback endpoints it binds.
+    private static bool IsCovered(string address, string[] covered)
+    {
+        if (covered.Contains(address, StringComparer.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+
+        return Uri.TryCreate(address, UriKind.Absolute, out Uri? uri) && uri.IsLoopback && covered.Any(endpoint =>
+            Uri.TryCreate(endpoint, UriKind.Absolute, out Uri? other) && other.IsLoopback && other.Scheme == uri.Scheme && other.Port == uri.Port);
+    }
 
     /// <inheritdoc />
     public void Dispose()

@@ -157,7 +157,7 @@ internal sealed class CacheActivity : IDisposable
         {
             lock (_totals)
             {
-                return _totals.Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" or "headercache.connections" || t.Key.StartsWith("headercache.passthrough_connections", StringComparison.Ordinal)));
+                return _totals.Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" || IsReadConnection(t.Key)));
             }
         }
     }
@@ -176,8 +176,35 @@ internal sealed class CacheActivity : IDisposable
         Assert.True(Engaged, "No connection went through HeaderCache's reader: the comparison did not exercise it");
     }
 
-    /// <summary>Connections that switched to pass-through for <paramref name="reason"/> (the metric's tag).</summary>
-    public long PassThrough(string reason) => Get("headercache.passthrough_connections|" + reason);
+    /// <summary>
+    /// Connections counted with <paramref name="outcome"/> (and <paramref name="reason"/>), the metric's tags, once
+    /// at least <paramref name="ended"/> connections were counted: a connection is counted a moment after the client
+    /// saw it close, so this waits up to 5 s for that.
+    /// </summary>
+    public async Task<long> ConnectionsAsync(string outcome, string? reason = null, int ended = 1)
+    {
+        for (int waited = 0; EndedConnections < ended && waited < 5000; waited += 20)
+        {
+            await Task.Delay(20);
+        }
+
+        return Get($"headercache.connections|{outcome}" + (reason is null ? "" : "|" + reason));
+    }
+
+    private long EndedConnections
+    {
+        get
+        {
+            lock (_totals)
+            {
+                return _totals.Where(t => t.Key.StartsWith("headercache.connections|", StringComparison.Ordinal)).Sum(t => t.Value);
+            }
+        }
+    }
+
+    // A connection HeaderCache's reader went through (not one it skipped).
+    private static bool IsReadConnection(string key) =>
+        key.StartsWith("headercache.connections|", StringComparison.Ordinal) && !key.StartsWith("headercache.connections|skipped", StringComparison.Ordinal);
 
     public void Dispose() => _listener.Dispose();
 

@@ -74,7 +74,7 @@ public sealed class HeaderOrderTests(ServerPair servers)
         Assert.StartsWith("HTTP/1.1 400 Bad Request\r\n", alone, StringComparison.Ordinal);
         Assert.EndsWith("<closed>", alone, StringComparison.Ordinal);
         Assert.Equal(alone, on);
-        Assert.Equal(1, activity.PassThrough("malformed"));
+        Assert.Equal(1, await activity.ConnectionsAsync("passed_through", "malformed"));
     }
 
     // Sends the bytes without a FIN and reads until the server closes or 5 s pass.

@@ -60,7 +60,7 @@ public sealed class LimitTests(ServerPair servers)
 
         // Heads at the limits are still compacted (the cache served repeated lines).
         Assert.True(activity.Hits > 0, "no header string was served from the cache");
-        Assert.Equal(0, activity.PassThrough("over_limit"));
+        Assert.Equal(0, await activity.ConnectionsAsync("passed_through", "over_limit"));
     }
 }
 

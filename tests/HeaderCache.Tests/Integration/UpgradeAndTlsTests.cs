@@ -39,7 +39,7 @@ public sealed class UpgradeTests(ServerPair servers)
         Assert.Equal("frame:" + Convert.ToHexString([0x88, 0x02, 0x03, 0xe8]), transcript[4]);
         Assert.Equal(RawHttp.Closed, transcript[5]);
         Assert.True(activity.Hits > 0, "the requests before the upgrade were not compacted");
-        Assert.Equal(1, activity.PassThrough("upgrade"));
+        Assert.Equal(1, await activity.ConnectionsAsync("passed_through", "upgrade"));
     }
 
     /// <summary>Two plain requests, the upgrade, one masked text frame, then a close handshake.</summary>
@@ -98,9 +98,9 @@ public sealed class UpgradeTests(ServerPair servers)
 }
 
 /// <summary>
-/// HTTPS endpoints with a self-signed certificate made in the test: the cache placed after <c>UseHttps()</c>
-/// reads plaintext and matches Kestrel alone; placed before it (or only through the endpoint defaults),
-/// it sees TLS bytes, passes through, warns once, and every request is still answered the same.
+/// HTTPS endpoints with a self-signed certificate made in the test: wherever the cache is placed relative to
+/// <c>UseHttps()</c> (after it, before it, only through the endpoint defaults, or on endpoints from <c>--urls</c>
+/// and <c>Kestrel:Endpoints</c>), it reads the decrypted side and matches Kestrel alone.
 /// </summary>
 public sealed class TlsTests : IDisposable
 {
@@ -112,29 +112,17 @@ public sealed class TlsTests : IDisposable
         AfterUseHttps,
         BeforeUseHttps,
         EndpointDefaultsOnly,
-    }
-
-    [Fact]
-    public async Task Cache_after_UseHttps_compacts_plaintext_and_matches_Kestrel_alone()
-    {
-        await using SampleServer on = await StartAsync(CacheMode.On, Placement.AfterUseHttps);
-        await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, Placement.AfterUseHttps);
-        using var activity = new CacheActivity(on);
-
-        await ExchangeOnBothAsync(on, off, connections: 2);
-
-        Assert.True(activity.Hits > 0, "nothing was served from the cache over TLS");
-        Assert.Equal(0, activity.PassThrough("tls"));
-
-        // The endpoint defaults' instance (before UseHttps) is superseded by the later call: no warning.
-        Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Id.Id == 1);
-        Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+        UrlsSetting,
+        KestrelEndpointsSetting,
     }
 
     [Theory]
+    [InlineData(Placement.AfterUseHttps)]
     [InlineData(Placement.BeforeUseHttps)]
     [InlineData(Placement.EndpointDefaultsOnly)]
-    public async Task Cache_before_UseHttps_passes_through_warns_once_and_answers_every_request(Placement placement)
+    [InlineData(Placement.UrlsSetting)]
+    [InlineData(Placement.KestrelEndpointsSetting)]
+    public async Task The_cache_reads_the_decrypted_side_wherever_it_is_placed(Placement placement)
     {
         await using SampleServer on = await StartAsync(CacheMode.On, placement);
         await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, placement);
@@ -142,13 +130,38 @@ public sealed class TlsTests : IDisposable
 
         await ExchangeOnBothAsync(on, off, connections: 3);
 
-        var warnings = on.Logs.HeaderCache.Where(e => e.Id.Id == 1).ToArray();
-        Assert.Single(warnings);
-        Assert.Equal(LogLevel.Warning, warnings[0].Level);
-        Assert.Contains("UseHttps()", warnings[0].Message, StringComparison.Ordinal);
-        Assert.Equal(3, activity.PassThrough("tls"));
-        Assert.Equal(0, activity.Resolved);
-        Assert.DoesNotContain(off.Logs.HeaderCache, e => e.Id.Id == 1);
+        Assert.True(activity.Hits > 0, "nothing was served from the cache over TLS");
+        Assert.Equal(3, await activity.ConnectionsAsync("cached", ended: 3));
+        Assert.Equal(0, await activity.ConnectionsAsync("passed_through", "tls", ended: 3));
+        Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+        Assert.Contains(on.Logs.HeaderCache, e => e.Id.Id == 6 && e.Message.Contains($"https://127.0.0.1:{on.EndPoint.Port}", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task The_connection_feature_says_whether_the_cache_is_on_and_why_not()
+    {
+        await using SampleServer on = await StartAsync(CacheMode.On, Placement.EndpointDefaultsOnly);
+        using var handler = new SocketsHttpHandler();
+        handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && presented.GetRawCertData().AsSpan().SequenceEqual(_certificate.RawData);
+        using var client = new HttpClient(handler);
+
+        var states = new List<string>();
+        foreach (Version version in new[] { HttpVersion.Version11, HttpVersion.Version11, HttpVersion.Version20 })
+        {
+            using var request = new HttpRequestMessage(HttpMethod.Get, new Uri($"https://localhost:{on.EndPoint.Port}/headercache"))
+            {
+                Version = version,
+                VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+            };
+            request.Headers.TryAddWithoutValidation("sec-ch-ua", "\"Edge\";v=\"1\"");
+            using HttpResponseMessage response = await client.SendAsync(request);
+            states.Add(await response.Content.ReadAsStringAsync());
+        }
+
+        // The second HTTP/1.1 request on the same connection found its names and value in the cache.
+        Assert.StartsWith("{\"present\":true,\"active\":true,\"reason\":null,\"hits\":0,", states[0], StringComparison.Ordinal);
+        Assert.Matches("^\\{\"present\":true,\"active\":true,\"reason\":null,\"hits\":[1-9]", states[1]);
+        Assert.Equal("{\"present\":true,\"active\":false,\"reason\":\"http2\",\"hits\":0,\"misses\":0}", states[2]);
     }
 
     [Fact]
@@ -184,6 +197,7 @@ public sealed class TlsTests : IDisposable
         Assert.Equal(echoes[..3], echoes[3..]);
         Assert.StartsWith("GET /h2?i=0 HTTP/2\n", echoes[0], StringComparison.Ordinal);
         Assert.Equal(0, activity.Resolved);
+        Assert.Equal(1, await activity.ConnectionsAsync("skipped", "http2"));
         Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
     }
 
@@ -221,8 +235,12 @@ public sealed class TlsTests : IDisposable
         return tls;
     }
 
-    private Task<SampleServer> StartAsync(CacheMode mode, Placement placement) =>
-        SampleServer.StartAsync(mode, builder => builder.WebHost.ConfigureKestrel(kestrel =>
+    private Task<SampleServer> StartAsync(CacheMode mode, Placement placement) => placement switch
+    {
+        // Endpoints from settings get UseHttps() from Kestrel, after the endpoint defaults.
+        Placement.UrlsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, "--urls=https://127.0.0.1:0"),
+        Placement.KestrelEndpointsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, "--Kestrel:Endpoints:Secure:Url=https://127.0.0.1:0"),
+        _ => SampleServer.StartAsync(mode, builder => builder.WebHost.ConfigureKestrel(kestrel =>
             kestrel.Listen(IPAddress.Loopback, 0, listen =>
             {
                 // SampleApp.Build already called builder.WebHost.UseHeaderStringCache(), which puts the
@@ -241,7 +259,11 @@ public sealed class TlsTests : IDisposable
                         listen.UseHttps(_certificate);
                         break;
                 }
-            })));
+            }))),
+    };
+
+    private void UseCertificateByDefault(WebApplicationBuilder builder) =>
+        builder.WebHost.ConfigureKestrel(kestrel => kestrel.ConfigureHttpsDefaults(https => https.ServerCertificate = _certificate));
 
     private static X509Certificate2 CreateCertificate()
     {

@@ -116,7 +116,58 @@ public sealed class WiringTests
         List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
         Differential.AssertAnswers(Request, transcript[1]);
         Assert.False(server.SawCacheFeature);
+        Assert.Equal("disabled", server.InactiveReason);
         Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+        Assert.Contains(server.Logs.HeaderCache, e => e.Id.Id == 8 && e.Level == LogLevel.Information);
+    }
+
+    [Fact]
+    public async Task Startup_logs_which_endpoints_have_the_cache()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.UseHeaderStringCache());
+        var covered = server.Logs.HeaderCache.Where(e => e.Id.Id == 6).ToArray();
+        Assert.Single(covered);
+        Assert.Equal(LogLevel.Information, covered[0].Level);
+        Assert.Contains($"http://127.0.0.1:{server.EndPoint.Port}", covered[0].Message, StringComparison.Ordinal);
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+    }
+
+    // Kestrel keeps only the last ConfigureEndpointDefaults callback: an application's own replaces HeaderCache's.
+    // The endpoints left without the middleware are named at startup, and they answer as Kestrel alone does.
+    [Fact]
+    public async Task Endpoints_whose_defaults_the_application_replaced_are_named_at_startup()
+    {
+        int explicitPort = 0;
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            builder.WebHost.UseHeaderStringCache();
+            builder.WebHost.ConfigureKestrel(kestrel =>
+            {
+                kestrel.ConfigureEndpointDefaults(listen => listen.UseConnectionLogging());
+                kestrel.Listen(IPAddress.Loopback, 0);
+                kestrel.Listen(IPAddress.Loopback, 0, listen => listen.UseHeaderStringCache());
+            });
+        });
+
+        string[] addresses = [.. server.Addresses];
+        Assert.Equal(2, addresses.Length);
+        var missing = server.Logs.HeaderCache.Where(e => e.Id.Id == 7).ToArray();
+        Assert.Single(missing);
+        Assert.Equal(LogLevel.Warning, missing[0].Level);
+        var covered = server.Logs.HeaderCache.Where(e => e.Id.Id == 6).ToArray();
+        Assert.Single(covered);
+        foreach (string address in addresses)
+        {
+            bool hasCache = covered[0].Message.Contains(address, StringComparison.Ordinal);
+            Assert.NotEqual(hasCache, missing[0].Message.Contains(address, StringComparison.Ordinal));
+            var endPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port);
+            List<string> transcript = await RawHttp.ExchangeAsync(endPoint, [[Request], [Request]], RawHttp.Whole);
+            Differential.AssertAnswers(Request, transcript[1]);
+            Assert.Equal(hasCache ? "yes" : "no", await MinimalServer.HasCacheAsync(endPoint));
+            explicitPort = hasCache ? endPoint.Port : explicitPort;
+        }
+
+        Assert.NotEqual(0, explicitPort);
     }
 
     [Fact]
@@ -246,12 +297,26 @@ public sealed class WiringTests
             RawHttp.Whole, TimeSpan.FromSeconds(5));
         Assert.StartsWith("HTTP/1.1 200", chunked, StringComparison.Ordinal);
 
+        // The chunked connection is counted when it ends, a moment after the client saw the close.
+        for (int waited = 0; waited < 5000 && Total("headercache.connections|passed_through|transfer_encoding") == 0; waited += 20)
+        {
+            await Task.Delay(20);
+        }
+
         lock (totals)
         {
             Assert.True(totals.GetValueOrDefault("headercache.hits") > 100, $"hits {totals.GetValueOrDefault("headercache.hits")}");
             Assert.True(totals.GetValueOrDefault("headercache.misses") > 10, $"misses {totals.GetValueOrDefault("headercache.misses")}");
             Assert.True(totals.GetValueOrDefault("headercache.saved_bytes") > totals["headercache.hits"] * 24);
-            Assert.Equal(1, totals.GetValueOrDefault("headercache.passthrough_connections|transfer_encoding"));
+            Assert.Equal(1, totals.GetValueOrDefault("headercache.connections|passed_through|transfer_encoding"));
+        }
+
+        long Total(string key)
+        {
+            lock (totals)
+            {
+                return totals.GetValueOrDefault(key);
+            }
         }
     }
 
@@ -260,6 +325,7 @@ public sealed class WiringTests
     {
         private readonly WebApplication _app;
         private volatile bool _sawCacheFeature;
+        private volatile string? _inactiveReason;
         private long _strippedLines;
 
         private MinimalServer(WebApplication app, CapturingLoggerProvider logs)
@@ -272,7 +338,12 @@ public sealed class WiringTests
 
         public IPEndPoint EndPoint { get; private set; } = null!;
 
+        public IReadOnlyList<string> Addresses { get; private set; } = [];
+
         public bool SawCacheFeature => _sawCacheFeature;
+
+        /// <summary>What the connection feature of the last request said about why the cache is not on.</summary>
+        public string? InactiveReason => _inactiveReason;
 
         /// <summary>Header lines the compactor had taken out, as of the last request that saw the cache.</summary>
         public long StrippedLines => Interlocked.Read(ref _strippedLines);
@@ -288,7 +359,9 @@ public sealed class WiringTests
             var server = new MinimalServer(app, logs);
             app.Run(async context =>
             {
-                HeaderCacheConnection? feature = context.Features.Get<HeaderCacheConnection>();
+                IHeaderStringCacheFeature? published = context.Features.Get<IHeaderStringCacheFeature>();
+                server._inactiveReason = published?.InactiveReason;
+                HeaderCacheConnection? feature = published as HeaderCacheConnection;
                 if (feature is not null)
                 {
                     server._sawCacheFeature = true;
@@ -304,9 +377,16 @@ public sealed class WiringTests
                 await context.Response.WriteAsync(SampleApp.Describe(context, []));
             });
             await app.StartAsync();
-            string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
-            server.EndPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port);
+            server.Addresses = [.. app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses];
+            server.EndPoint = new IPEndPoint(IPAddress.Loopback, new Uri(server.Addresses[0]).Port);
             return server;
+        }
+
+        public static async Task<string> HasCacheAsync(IPEndPoint endPoint)
+        {
+            using var client = new System.Net.Sockets.TcpClient();
+            await client.ConnectAsync(endPoint);
+            return await ConnectionHasCacheAsync(client) ? "yes" : "no";
         }
 
         public static async Task<bool> ConnectionHasCacheAsync(System.Net.Sockets.TcpClient client)

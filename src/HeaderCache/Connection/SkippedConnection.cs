@@ -1,0 +1,25 @@
+namespace HeaderCache.Connection;
+
+/// <summary>The feature of a connection HeaderCache does not read at all; one shared instance per reason.</summary>
+internal sealed class SkippedConnection : IHeaderStringCacheFeature
+{
+    /// <summary>HeaderCache is switched off (<c>Enabled</c> is false).</summary>
+    public static readonly SkippedConnection Disabled = new("disabled");
+
+    /// <summary>TLS negotiated HTTP/2 (ALPN <c>h2</c>).</summary>
+    public static readonly SkippedConnection Http2 = new("http2");
+
+    private SkippedConnection(string reason) => InactiveReason = reason;
+
+    /// <inheritdoc />
+    public bool IsActive => false;
+
+    /// <inheritdoc />
+    public string InactiveReason { get; }
+
+    /// <inheritdoc />
+    public long Hits => 0;
+
+    /// <inheritdoc />
+    public long Misses => 0;
+}
