@@ -46,7 +46,7 @@ def heap(port):
         return json.load(r)["heapBytes"]
 
 
-def measure(dll, mode, n, request):
+def measure(dll, mode, n, request, settle):
     proc, port = start(dll, mode)
     try:
         heap(port)
@@ -64,7 +64,7 @@ def measure(dll, mode, n, request):
                 if not chunk:
                     raise RuntimeError("server closed a connection")
                 got += chunk
-        time.sleep(1)
+        time.sleep(settle)
         after = min(heap(port) for _ in range(3))
         for s in sockets:
             s.close()
@@ -78,6 +78,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connections", type=int, default=10000)
     parser.add_argument("--profile", default="chrome")
+    parser.add_argument("--settle", type=float, default=1.0,
+                        help="seconds to wait after the last response before reading the heap; Kestrel's memory pool "
+                             "releases blocks it no longer needs after a while, so a long wait leaves only what the "
+                             "idle connections themselves hold")
     parser.add_argument("--dll", default=os.path.join(REPO, "artifacts", "wrk", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll"))
     args = parser.parse_args()
     if not os.path.exists(args.dll):
@@ -86,7 +90,7 @@ def main():
     request = first_request(args.profile)
     per = {}
     for mode in MODES:
-        before, after = measure(args.dll, mode, args.connections, request)
+        before, after = measure(args.dll, mode, args.connections, request, args.settle)
         per[mode] = (after - before) / args.connections
         print(f"{mode:12} heap before {before:>12,} B, with {args.connections} idle connections {after:>12,} B: {per[mode]:8.0f} B per connection")
     print(f"RESULT idle_connections={args.connections} profile={args.profile} extra_bytes_per_connection={per['headercache'] - per['kestrel']:.0f}")

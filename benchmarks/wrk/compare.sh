@@ -10,14 +10,16 @@
 # while another one is measured), then for every profile the three modes one after the other, each with a
 # warm-up run and a measured run. The order turns by one mode per round (A B C, B C A, C A B, ...): the
 # mode measured first in a round is measured at a different moment than the last, so a fixed order would
-# bias the ratios. With --pin the servers run on CPU 1 and wrk on CPU 0. Around the measured run the script
+# bias the ratios. With --pin the servers run on CPU 1 and wrk on CPU 0. With --no-spin the servers' thread
+# pool does not spin before it waits (DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): spinning burns CPU that
+# depends on timing, not on the work per request, and is most of the round-to-round noise on 2 cores. Around the measured run the script
 # reads /stats for allocated bytes, request count and gen0 collections, and /proc for the server's CPU
 # time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
 # (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
 #
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
-#                                  [--no-build] [--results DIR] [--echo] [--pin]
+#                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,8 +37,9 @@ QUICK=0
 RESULTS_ROOT="$HERE/results"
 APP_ENV="Sample__Echo=false"
 PIN=0
+SPIN_ENV=""
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -52,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --results) RESULTS_ROOT="$2"; shift ;;
     --echo) APP_ENV="Sample__Echo=true" ;;
     --pin) PIN=1 ;;
+    --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -109,7 +113,7 @@ trap 'exit 130' INT TERM
 start_server() { # mode round: launch only; wait_server finds the port
   local mode=$1
   # shellcheck disable=SC2046
-  $SERVER_CPU env $(mode_env "$mode") DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
+  $SERVER_CPU env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
     "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
     dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" \
     >"$OUT/logs/server-$mode-r$2.log" 2>&1 &

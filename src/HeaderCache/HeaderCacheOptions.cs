@@ -23,7 +23,8 @@ public sealed class HeaderCacheOptions
     /// </summary>
     public bool Enabled { get; set; } = true;
 
-    /// <summary>Strings each connection keeps (1 to 256). Default 25.</summary>
+    /// <summary>Header values each connection keeps (1 to 256). Default 25. Header names Kestrel has no constant
+    /// for have 32 slots of their own.</summary>
     public int SlotCount { get; set; } = HeaderStringCache.DefaultSlotCount;
 
     /// <summary>Longest header name or value, in bytes, that is cached (0 to 8192). Default 256.

@@ -13,16 +13,23 @@ namespace HeaderCache.Testing;
 internal sealed class ReaderDriver : IDisposable
 {
     private readonly Pipe _transport = new(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
-    private readonly ArrayBufferWriter<byte> _seen = new(64 * 1024);
+    private readonly ArrayBufferWriter<byte> _seen = new();
+    private readonly bool _recordSeen;
 
-    public ReaderDriver(HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null)
+    /// <param name="recordSeen">Whether <see cref="Seen"/> keeps what the reader showed; studies of what a connection
+    /// keeps alive turn it off, as that record is the driver's, not the connection's.</param>
+    public ReaderDriver(HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true)
     {
+        _recordSeen = recordSeen;
         Cache = cache ?? new HeaderStringCache();
-        Compactor = new HeadCompactor(Cache, Queue, limits ?? HeadLimits.Default, excluded);
+        Compactor = new HeadCompactor(Cache, Names, Queue, limits ?? HeadLimits.Default, excluded);
         Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
     }
 
     public HeaderStringCache Cache { get; }
+
+    /// <summary>The compactor's cache of names.</summary>
+    public HeaderStringCache Names { get; } = new(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength);
 
     public HeaderInjectionQueue Queue { get; } = new();
 
@@ -73,10 +80,7 @@ internal sealed class ReaderDriver : IDisposable
                 taken = buffer.Slice(0, reader.Position);
             }
 
-            foreach (ReadOnlyMemory<byte> segment in taken)
-            {
-                _seen.Write(segment.Span);
-            }
+            Record(taken);
 
             Reader.AdvanceTo(taken.End, buffer.End);
             if (result.IsCompleted)
@@ -84,14 +88,24 @@ internal sealed class ReaderDriver : IDisposable
                 if (taken.Length < buffer.Length)
                 {
                     // The client ended inside a request line: Kestrel sees the rest and rejects it.
-                    foreach (ReadOnlyMemory<byte> segment in buffer.Slice(taken.End))
-                    {
-                        _seen.Write(segment.Span);
-                    }
+                    Record(buffer.Slice(taken.End));
                 }
 
                 return;
             }
+        }
+    }
+
+    private void Record(ReadOnlySequence<byte> shown)
+    {
+        if (!_recordSeen)
+        {
+            return;
+        }
+
+        foreach (ReadOnlyMemory<byte> segment in shown)
+        {
+            _seen.Write(segment.Span);
         }
     }
 }

@@ -64,6 +64,25 @@ internal static class EvictionStudy
         }
 
         output.WriteLine();
+        output.WriteLine(Invariant($"### Names in their own {HeaderStringCache.NameSlotCount} slots, and names and values together at the defaults"));
+        output.WriteLine();
+        output.WriteLine(Invariant($"The tables above and below are values only. Names Kestrel has no constant for go through the connection's cache of names ({HeaderStringCache.NameSlotCount} slots, SIEVE); \"together\" is (name hits + value hits at {HeadlineSlots} slots, SIEVE) / all lookups."));
+        output.WriteLine();
+        output.WriteLine("| profile | name lookups/req | name hit rate | names and values together |");
+        output.WriteLine("|---|---:|---:|---:|");
+        foreach (var profile in profiles)
+        {
+            Trace[] t = traces[profile];
+            long requests = t.Sum(x => (long)x.Requests);
+            long nameHits = t.Sum(x => x.Names.Hits);
+            long nameLookups = nameHits + t.Sum(x => x.Names.Misses);
+            long valueLookups = t.Sum(x => (long)x.Lookups.Count);
+            double valueHits = Simulate(t, EvictionPolicy.Sieve, HeadlineSlots).HitRate * valueLookups;
+            output.WriteLine(Invariant(
+                $"| {profile.Name} | {(double)nameLookups / requests:0.0} | {Percent((double)nameHits / Math.Max(1, nameLookups))} | {Percent((nameHits + valueHits) / Math.Max(1, nameLookups + valueLookups))} |"));
+        }
+
+        output.WriteLine();
         output.WriteLine("### Hit rate and bytes saved per request, by slot count");
         output.WriteLine();
         output.WriteLine("| profile | slots | LRU | CLOCK | SIEVE | OPT | LRU B/req | CLOCK B/req | SIEVE B/req |");
@@ -153,8 +172,9 @@ internal static class EvictionStudy
         private int[]? _ids;
         private int[]? _nextUse;
 
-        private Trace(int seed, int requests, List<byte[]> lookups, long kestrelBytes)
+        private Trace(int seed, int requests, List<byte[]> lookups, long kestrelBytes, CacheCounters names)
         {
+            Names = names;
             Seed = seed;
             Requests = requests;
             Lookups = lookups;
@@ -163,6 +183,9 @@ internal static class EvictionStudy
         }
 
         public int Seed { get; }
+
+        /// <summary>What the connection's own cache of names did (the product's, <see cref="HeaderStringCache.NameSlotCount"/> slots, SIEVE).</summary>
+        public CacheCounters Names { get; }
 
         public int Requests { get; }
 
@@ -206,7 +229,7 @@ internal static class EvictionStudy
                 kestrel.Add(headers);
             }
 
-            var trace = new Trace(connection.Seed, requests, lookups, kestrel.Bytes);
+            var trace = new Trace(connection.Seed, requests, lookups, kestrel.Bytes, driver.Names.Counters);
             var replay = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed, policy: EvictionPolicy.Sieve);
             foreach (byte[] lookup in lookups)
             {

@@ -41,7 +41,7 @@ internal static class RetainedMemory
         }
 
         output.WriteLine();
-        output.WriteLine(Invariant($"Bound on cache slots + strings with the defaults, whatever a client sends: {HeaderStringCache.MaxRetainedBytes():N0} B."));
+        output.WriteLine(Invariant($"Bound on cache slots + strings with the defaults, whatever a client sends: {HeaderStringCache.MaxRetainedBytes() + HeaderStringCache.MaxRetainedBytes(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength):N0} B (values {HeaderStringCache.MaxRetainedBytes():N0} B, names {HeaderStringCache.MaxRetainedBytes(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength):N0} B)."));
     }
 
     private static Row Measure(TrafficProfile profile, int requests)
@@ -76,8 +76,8 @@ internal static class RetainedMemory
         }
 
         long productBytes = LiveHeap() - baseline - bareBytes;
-        double cache = connections.Average(c => (double)c.Cache.RetainedBytes);
-        double strings = connections.Average(c => c.Cache.Count);
+        double cache = connections.Average(c => (double)(c.Cache.RetainedBytes + c.Names.RetainedBytes));
+        double strings = connections.Average(c => c.Cache.Count + c.Names.Count);
         foreach (Connection connection in connections)
         {
             connection.Dispose();
@@ -108,9 +108,11 @@ internal static class RetainedMemory
 
     private sealed class Connection : IDisposable
     {
-        private readonly ReaderDriver _driver = new();
+        private readonly ReaderDriver _driver = new(recordSeen: false);
 
         public HeaderStringCache Cache => _driver.Cache;
+
+        public HeaderStringCache Names => _driver.Names;
 
         public void Send(byte[] bytes)
         {

@@ -14,4 +14,13 @@ internal struct CacheCounters
 
     /// <summary>Managed bytes of the strings that hits did not allocate.</summary>
     public long BytesSaved;
+
+    /// <summary>The counts of two caches together.</summary>
+    public static CacheCounters operator +(CacheCounters left, CacheCounters right) => new()
+    {
+        Hits = left.Hits + right.Hits,
+        Misses = left.Misses + right.Misses,
+        Evictions = left.Evictions + right.Evictions,
+        BytesSaved = left.BytesSaved + right.BytesSaved,
+    };
 }

@@ -19,6 +19,13 @@ internal sealed class HeaderStringCache
     /// <summary>Slots per connection unless configured.</summary>
     public const int DefaultSlotCount = 25;
 
+    /// <summary>Slots of a connection's cache of header names, kept apart from its values.</summary>
+    public const int NameSlotCount = 32;
+
+    /// <summary>Longest header name cached: real names are far shorter, and the bound keeps what a client can
+    /// make a connection hold in names small.</summary>
+    public const int NameMaxLength = 64;
+
     /// <summary>Fewest slots allowed.</summary>
     public const int MinSlotCount = 1;
 

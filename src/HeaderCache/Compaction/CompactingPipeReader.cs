@@ -413,6 +413,9 @@ internal sealed class CompactingPipeReader : PipeReader
 
     private void AfterHead()
     {
+        // An idle keep-alive connection keeps no buffer: the next head rents again.
+        Return(ref _section);
+        Return(ref _copy);
         if (_compactor.Upgrade)
         {
             // After an upgrade the connection may carry another protocol: stop looking at it.

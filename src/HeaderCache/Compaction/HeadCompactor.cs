@@ -31,6 +31,7 @@ internal sealed class HeadCompactor : IDisposable
     private const int ValueBypassLength = 1024;
 
     private readonly HeaderStringCache _cache;
+    private readonly HeaderStringCache _names;
     private readonly HeaderInjectionQueue _queue;
     private readonly HeadLimits _limits;
     private readonly byte[][] _excluded;
@@ -51,16 +52,24 @@ internal sealed class HeadCompactor : IDisposable
     private ulong _previousMask;
 
     /// <summary>Creates the compactor of one connection.</summary>
-    /// <param name="cache">The connection's cache.</param>
+    /// <param name="cache">The connection's cache of values.</param>
+    /// <param name="names">The connection's cache of header names Kestrel has no constant for: a connection's
+    /// names are few and stable, and kept apart they take no slot from the values.</param>
     /// <param name="queue">Where the taken lines wait for their request.</param>
     /// <param name="limits">Kestrel's limits on a head.</param>
     /// <param name="excludedNames">Names whose values are never cached.</param>
     /// <param name="leaveReusedValues">Kestrel reuses a known header's string when the value repeats the previous
     /// request's (its <c>DisableStringReuse</c> is off): such lines are then left to Kestrel.</param>
     public HeadCompactor(
-        HeaderStringCache cache, HeaderInjectionQueue queue, HeadLimits limits, IEnumerable<string>? excludedNames = null, bool leaveReusedValues = true)
+        HeaderStringCache cache,
+        HeaderStringCache names,
+        HeaderInjectionQueue queue,
+        HeadLimits limits,
+        IEnumerable<string>? excludedNames = null,
+        bool leaveReusedValues = true)
     {
         _cache = cache;
+        _names = names;
         _queue = queue;
         _limits = limits;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
@@ -80,8 +89,14 @@ internal sealed class HeadCompactor : IDisposable
         PassThrough,
     }
 
-    /// <summary>The connection's cache.</summary>
+    /// <summary>The connection's cache of values.</summary>
     public HeaderStringCache Cache => _cache;
+
+    /// <summary>The connection's cache of names.</summary>
+    public HeaderStringCache Names => _names;
+
+    /// <summary>What both caches have done.</summary>
+    public CacheCounters Counters => _cache.Counters + _names.Counters;
 
     /// <summary>Why <see cref="Scan"/> last returned <see cref="Outcome.PassThrough"/>.</summary>
     public PassThroughReason Reason { get; private set; }
@@ -239,7 +254,9 @@ internal sealed class HeadCompactor : IDisposable
     public void Publish()
     {
         _queue.Publish(_lines.AsSpan(0, _lineCount));
-        ClearLines();
+
+        // Between heads the lines array goes back to the pool, so an idle connection does not hold it.
+        Dispose();
     }
 
     /// <inheritdoc />
@@ -393,7 +410,7 @@ internal sealed class HeadCompactor : IDisposable
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
     private string ResolveName(ReadOnlySpan<byte> name) =>
-        _cache.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
+        _names.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
 
     // Whether an earlier line of this section has the same name (case-insensitively): then the value is appended
     // to that name's values, as Kestrel appends it, and an earlier line left to Kestrel is taken too, so that

@@ -31,8 +31,9 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
         _runtime = runtime;
         _limits = limits;
         _connectionId = connectionId;
-        var cache = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
-        _compactor = new HeadCompactor(cache, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
+        var values = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
+        var names = new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(options.MaxValueLength, HeaderStringCache.NameMaxLength));
+        _compactor = new HeadCompactor(values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
     }
 
     /// <summary>The compactor, for tests.</summary>
@@ -45,10 +46,10 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
     public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
 
     /// <inheritdoc />
-    public long Hits => _compactor.Cache.Counters.Hits;
+    public long Hits => _compactor.Counters.Hits;
 
     /// <inheritdoc />
-    public long Misses => _compactor.Cache.Counters.Misses;
+    public long Misses => _compactor.Counters.Misses;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
     public CompactingPipeReader CreateReader(PipeReader input)
@@ -93,14 +94,14 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
     {
         if (requestFeatures.Get<IHttpRequestFeature>() is { } request && _queue.TryApply(request.Headers))
         {
-            _runtime.Metrics.Publish(_compactor.Cache.Counters, ref _published);
+            _runtime.Metrics.Publish(_compactor.Counters, ref _published);
         }
     }
 
     /// <inheritdoc />
     public void Dispose()
     {
-        _runtime.Metrics.Publish(_compactor.Cache.Counters, ref _published);
+        _runtime.Metrics.Publish(_compactor.Counters, ref _published);
         if (_http2)
         {
             _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, "http2");

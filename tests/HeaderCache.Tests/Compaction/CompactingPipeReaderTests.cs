@@ -221,7 +221,7 @@ public sealed class CompactingPipeReaderTests
         {
             Transport = new Pipe();
             Queue = new HeaderInjectionQueue();
-            Compactor = new HeadCompactor(new HeaderStringCache(), Queue, HeadLimits.Default);
+            Compactor = new HeadCompactor(new HeaderStringCache(), new HeaderStringCache(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength), Queue, HeadLimits.Default);
             Reader = new CompactingPipeReader(Transport.Reader, Compactor, HeadLimits.Default);
         }
 
