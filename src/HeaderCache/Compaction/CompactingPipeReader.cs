@@ -315,7 +315,8 @@ internal sealed class CompactingPipeReader : PipeReader
         _sectionLength = prefix + _compactor.SectionLength;
         if (!_compactor.HasTakenLines)
         {
-            _compactor.Publish();
+            // Nothing to put back: the request-level part finds no entry and does nothing.
+            _compactor.Dispose();
             _stage = Stage.Section;
             result = View(_sectionLength, canceled);
             return true;

@@ -250,16 +250,15 @@ internal sealed class HeadCompactor : IDisposable
         Publish();
     }
 
-    /// <summary>Publishes the taken lines of a complete section Kestrel sees unchanged (there are none).</summary>
-    public void Publish()
+    // Publishes the taken lines for the head's request. Between heads the lines array goes back to the pool,
+    // so an idle connection does not hold it.
+    private void Publish()
     {
         _queue.Publish(_lines.AsSpan(0, _lineCount));
-
-        // Between heads the lines array goes back to the pool, so an idle connection does not hold it.
         Dispose();
     }
 
-    /// <inheritdoc />
+    /// <summary>Forgets the current head's lines and returns their array to the pool (also between heads).</summary>
     public void Dispose()
     {
         ClearLines();

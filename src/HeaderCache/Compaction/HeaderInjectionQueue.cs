@@ -8,10 +8,10 @@ namespace HeaderCache.Compaction;
 /// that Kestrel creates from that head to put them back.
 /// </summary>
 /// <remarks>
-/// The compactor publishes one entry per head Kestrel sees (possibly with no pairs); the request-level
-/// part takes one entry per request Kestrel creates. Both run on the connection's own flow, one after the
+/// The compactor publishes one entry per head it took lines out of; the request-level part, when Kestrel
+/// creates a request, takes the entry if there is one. Both run on the connection's own flow, one after the
 /// other: the reader shows Kestrel nothing after a head (but its body) before Kestrel has created that head's
-/// request and asked for more, so no lock is needed, and at most one entry waits in practice.
+/// request and asked for more, so the entry waiting, if any, is the current request's; no lock is needed.
 /// </remarks>
 internal sealed class HeaderInjectionQueue
 {
@@ -59,6 +59,9 @@ internal sealed class HeaderInjectionQueue
             _counts[_entryEnd++] = count;
         }
     }
+
+    /// <summary>Whether an entry waits for its request.</summary>
+    public bool HasEntry => _entryStart != _entryEnd;
 
     /// <summary>
     /// Takes the oldest entry and adds its pairs to <paramref name="headers"/> in the order they were sent,

@@ -92,7 +92,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
     /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
     public void RestoreHeaders(IFeatureCollection requestFeatures)
     {
-        if (requestFeatures.Get<IHttpRequestFeature>() is { } request && _queue.TryApply(request.Headers))
+        if (_queue.HasEntry && requestFeatures.Get<IHttpRequestFeature>() is { } request && _queue.TryApply(request.Headers))
         {
             _runtime.Metrics.Publish(_compactor.Counters, ref _published);
         }
