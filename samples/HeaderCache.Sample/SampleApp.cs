@@ -36,16 +36,23 @@ public static class SampleApp
         // server's per-request cost rather than the echo's own allocations.
         bool echo = builder.Configuration.GetValue("Sample:Echo", defaultValue: true);
 
+        // Sample:CacheStats=true adds HeaderCache's metric totals to /stats (for benchmarks/browser).
+        SampleCacheStats? cacheStats = builder.Configuration.GetValue<bool>("Sample:CacheStats") ? new SampleCacheStats() : null;
+
         configure?.Invoke(builder);
         var app = builder.Build();
+        if (cacheStats is not null)
+        {
+            app.Lifetime.ApplicationStopped.Register(cacheStats.Dispose);
+        }
 
         // WebSockets only on /ws (a WebSocket echo), so other requests do not pay for the middleware.
         app.UseWhen(static context => context.Request.Path.Equals("/ws", StringComparison.Ordinal), static ws => ws.UseWebSockets());
-        app.Run(context => HandleAsync(context, echo));
+        app.Run(context => HandleAsync(context, echo, cacheStats));
         return app;
     }
 
-    private static Task HandleAsync(HttpContext context, bool echo)
+    private static Task HandleAsync(HttpContext context, bool echo, SampleCacheStats? cacheStats)
     {
         Interlocked.Increment(ref s_requests);
         HttpRequest request = context.Request;
@@ -58,7 +65,12 @@ public static class SampleApp
         {
             // /stats?heap=1 also collects and reports the live heap, for memory-per-connection measurements.
             long? heap = request.Query.ContainsKey("heap") ? GC.GetTotalMemory(forceFullCollection: true) : null;
-            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), heap));
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), heap, cacheStats?.Totals));
+        }
+
+        if (request.Path.StartsWithSegments("/site", StringComparison.Ordinal))
+        {
+            return SampleSite.HandleAsync(context);
         }
 
         if (HttpMethods.IsGet(request.Method) && request.Path.Equals("/headercache", StringComparison.Ordinal))
@@ -149,7 +161,7 @@ public static class SampleApp
         return view.ToString();
     }
 
-    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long? HeapBytes);
+    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long? HeapBytes, IReadOnlyDictionary<string, long>? Cache);
 
     private sealed record CacheState(bool Present, bool Active, string? Reason, long Hits, long Misses);
 }

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Headless Chromium against the sample's small web site, HeaderCache against Kestrel alone.
+
+Installs Debian's chromium if it is missing, builds the sample (Release, artifacts/browser), and for each mode
+starts the sample, lets one browser session walk the site (/site/page1: about 30 resources of the same origin
+per page, two fetch() calls with custom headers; then a reload, page2, a reload, page3, a reload, the form post,
+a reload and page2 again; every reload revalidates each resource with If-None-Match), and reads the server's
+/stats before and after. Prints the requests, bytes allocated per request, and for HeaderCache the hit rate of
+its caches (names and values looked up, hits / (hits + misses)) and the connections by outcome.
+
+Usage: benchmarks/browser/browser_hit_rate.py [--runs 3] [--no-build]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DLL = os.path.join(REPO, "artifacts", "browser", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll")
+MODES = {
+    "headercache": {"Sample__KestrelOnly": "false", "HeaderCache__Enabled": "true"},
+    "kestrel": {"Sample__KestrelOnly": "true"},
+}
+
+
+def chromium():
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        subprocess.run(["apt-get", "update", "-qq"], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], check=True,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        path = shutil.which("chromium")
+    return path
+
+
+def start(mode):
+    env = dict(os.environ, DOTNET_gcServer="0", Sample__CacheStats="true", ASPNETCORE_ENVIRONMENT="Production",
+               **{"Logging__LogLevel__Microsoft.Hosting.Lifetime": "Information"}, **MODES[mode])
+    proc = subprocess.Popen(["dotnet", DLL, "--urls", "http://127.0.0.1:0", "--contentRoot", os.path.join(REPO, "samples", "HeaderCache.Sample")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 30
+    for line in proc.stdout:
+        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
+        if m:
+            return proc, int(m.group(1))
+        if time.time() > deadline:
+            break
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def stats(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=30) as r:
+        return json.load(r)
+
+
+def browse(browser, port):
+    """One browser session walks the site; the walk's last step requests /site/done, then the browser is closed."""
+    def done():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/site/done-count", timeout=30) as r:
+            return int(r.read())
+
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
+        proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                 f"--user-data-dir={profile}", f"http://127.0.0.1:{port}/site/page1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.time() + 120
+            while done() == 0:
+                if time.time() > deadline:
+                    raise RuntimeError("the browser did not finish the walk in 120 s")
+                time.sleep(0.2)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)   # the browser and its helper processes
+            proc.wait(timeout=30)
+
+
+def run(browser, mode):
+    proc, port = start(mode)
+    try:
+        s0 = stats(port)
+        browse(browser, port)
+        time.sleep(1)
+        s1 = stats(port)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    # /stats requests themselves: the second one is counted in s1 (one request; its allocation is small and alike in both modes).
+    requests = s1["requests"] - s0["requests"] - 1
+    cache = {k: v - (s0.get("cache") or {}).get(k, 0) for k, v in (s1.get("cache") or {}).items()}
+    return requests, (s1["allocatedBytes"] - s0["allocatedBytes"]) / requests, cache
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-build", action="store_true")
+    args = parser.parse_args()
+    browser = chromium()
+    if not args.no_build:
+        subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
+                        "--artifacts-path", os.path.join(REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
+    print(subprocess.run([browser, "--version"], capture_output=True, text=True).stdout.strip())
+    bytes_per = {m: [] for m in MODES}
+    for i in range(args.runs):
+        for mode in MODES:
+            requests, per_request, cache = run(browser, mode)
+            bytes_per[mode].append(per_request)
+            line = f"run {i + 1} {mode:12} {requests} requests, {per_request:,.0f} B allocated per request"
+            if mode == "headercache":
+                hits, misses = cache.get("headercache.hits", 0), cache.get("headercache.misses", 0)
+                connections = {k.split("|", 1)[1]: v for k, v in cache.items() if k.startswith("headercache.connections|")}
+                line += f", hit rate {hits / max(1, hits + misses):.1%} ({hits} hits, {misses} misses), evictions {cache.get('headercache.evictions', 0)}, connections {connections}"
+            print(line, flush=True)
+    median = {m: sorted(v)[len(v) // 2] for m, v in bytes_per.items()}
+    print(f"RESULT browser bytes_per_request_ratio={median['headercache'] / median['kestrel']:.3f} "
+          f"headercache={median['headercache']:.0f} kestrel={median['kestrel']:.0f}")
+
+
+if __name__ == "__main__":
+    main()
