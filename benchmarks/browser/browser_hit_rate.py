@@ -13,15 +13,17 @@ Usage: benchmarks/browser/browser_hit_rate.py [--runs 3] [--no-build]
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
+import sys
 import subprocess
 import tempfile
 import time
 import urllib.request
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import sample_server  # noqa: E402
 DLL = os.path.join(REPO, "artifacts", "browser", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll")
 MODES = {
     "headercache": {"Sample__KestrelOnly": "false", "HeaderCache__Enabled": "true"},
@@ -40,19 +42,8 @@ def chromium():
 
 
 def start(mode):
-    env = dict(os.environ, DOTNET_gcServer="0", Sample__CacheStats="true", ASPNETCORE_ENVIRONMENT="Production",
-               **{"Logging__LogLevel__Microsoft.Hosting.Lifetime": "Information"}, **MODES[mode])
-    proc = subprocess.Popen(["dotnet", DLL, "--urls", "http://127.0.0.1:0", "--contentRoot", os.path.join(REPO, "samples", "HeaderCache.Sample")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 30
-    for line in proc.stdout:
-        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            return proc, int(m.group(1))
-        if time.time() > deadline:
-            break
-    proc.kill()
-    raise RuntimeError("server did not start")
+    return sample_server.start(DLL, {"DOTNET_gcServer": "0", "Sample__CacheStats": "true", "ASPNETCORE_ENVIRONMENT": "Production",
+                                     "Logging__LogLevel__Microsoft.Hosting.Lifetime": "Information", **MODES[mode]})
 
 
 def stats(port):

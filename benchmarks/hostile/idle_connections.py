@@ -11,6 +11,8 @@ Usage: benchmarks/hostile/idle_connections.py [--connections 10000] [--profile c
 import argparse, json, os, re, socket, subprocess, sys, time, urllib.request
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import sample_server  # noqa: E402
 MODES = {
     "headercache": {"Sample__KestrelOnly": "false", "HeaderCache__Enabled": "true"},
     "kestrel": {"Sample__KestrelOnly": "true"},
@@ -27,18 +29,7 @@ def first_request(profile):
 
 
 def start(dll, mode):
-    env = dict(os.environ, DOTNET_gcServer="0", Sample__Echo="false", **MODES[mode])
-    proc = subprocess.Popen(["dotnet", dll, "--urls", "http://127.0.0.1:0", "--contentRoot", os.path.join(REPO, "samples", "HeaderCache.Sample")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 30
-    for line in proc.stdout:
-        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            return proc, int(m.group(1))
-        if time.time() > deadline:
-            break
-    proc.kill()
-    raise RuntimeError("server did not start")
+    return sample_server.start(dll, dict(DOTNET_gcServer="0", Sample__Echo="false", **MODES[mode]))
 
 
 def heap(port):

@@ -1,0 +1,25 @@
+"""Starts the sample server for the benchmark scripts and finds the port it listens on."""
+import os
+import re
+import subprocess
+import threading
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def start(dll, env):
+    """Runs `dotnet dll` on 127.0.0.1 with a free port and `env` added to the environment; returns (process, port)."""
+    proc = subprocess.Popen(["dotnet", dll, "--urls", "http://127.0.0.1:0", "--contentRoot", os.path.join(REPO, "samples", "HeaderCache.Sample")],
+                            env=dict(os.environ, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 30
+    for line in proc.stdout:
+        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
+        if m:
+            # Keep reading the log, so that a chatty server never blocks on a full pipe.
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return proc, int(m.group(1))
+        if time.time() > deadline:
+            break
+    proc.kill()
+    raise RuntimeError("server did not start")
