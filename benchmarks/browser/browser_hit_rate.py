@@ -6,7 +6,8 @@ starts the sample, lets one browser session walk the site (/site/page1: about 30
 per page, two fetch() calls with custom headers; then a reload, page2, a reload, page3, a reload, the form post,
 a reload and page2 again; every reload revalidates each resource with If-None-Match), and reads the server's
 /stats before and after. Prints the requests, bytes allocated per request, and for HeaderCache the hit rate of
-its caches (names and values looked up, hits / (hits + misses)) and the connections by outcome.
+its caches (names and values looked up, hits / (hits + misses)), the header lines served without a new string,
+and the connections by outcome.
 
 Usage: benchmarks/browser/browser_hit_rate.py [--runs 3] [--no-build]
 """
@@ -107,7 +108,9 @@ def main():
             if mode == "headercache":
                 hits, misses = cache.get("headercache.hits", 0), cache.get("headercache.misses", 0)
                 connections = {k.split("|", 1)[1]: v for k, v in cache.items() if k.startswith("headercache.connections|")}
-                line += f", hit rate {hits / max(1, hits + misses):.1%} ({hits} hits, {misses} misses), evictions {cache.get('headercache.evictions', 0)}, connections {connections}"
+                served, created = cache.get("headercache.lines|served", 0), cache.get("headercache.lines|created", 0)
+                line += (f", hit rate {hits / max(1, hits + misses):.1%} ({hits} hits, {misses} misses), lines served {served} of {served + created}"
+                         f" ({served / max(1, served + created):.1%}), evictions {cache.get('headercache.evictions', 0)}, connections {connections}")
             print(line, flush=True)
     median = {m: sorted(v)[len(v) // 2] for m, v in bytes_per.items()}
     print(f"RESULT browser bytes_per_request_ratio={median['headercache'] / median['kestrel']:.3f} "

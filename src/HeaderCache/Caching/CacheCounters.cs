@@ -1,6 +1,7 @@
 namespace HeaderCache.Caching;
 
-/// <summary>What one cache has done since it was created. Plain fields: a cache belongs to one connection.</summary>
+/// <summary>What one cache (or a connection's caches and compactor) has done since it was created. Plain fields: a
+/// cache belongs to one connection.</summary>
 internal struct CacheCounters
 {
     /// <summary>Lookups answered with a string already in the cache.</summary>
@@ -15,6 +16,12 @@ internal struct CacheCounters
     /// <summary>Managed bytes of the strings that hits did not allocate.</summary>
     public long BytesSaved;
 
+    /// <summary>Header lines taken out of heads and put back without a new string (set by the compactor).</summary>
+    public long LinesServed;
+
+    /// <summary>Header lines taken out of heads for which a new string was made (set by the compactor).</summary>
+    public long LinesCreated;
+
     /// <summary>The counts of two caches together.</summary>
     public static CacheCounters operator +(CacheCounters left, CacheCounters right) => new()
     {
@@ -22,5 +29,7 @@ internal struct CacheCounters
         Misses = left.Misses + right.Misses,
         Evictions = left.Evictions + right.Evictions,
         BytesSaved = left.BytesSaved + right.BytesSaved,
+        LinesServed = left.LinesServed + right.LinesServed,
+        LinesCreated = left.LinesCreated + right.LinesCreated,
     };
 }

@@ -95,8 +95,17 @@ internal sealed class HeadCompactor : IDisposable
     /// <summary>The connection's cache of names.</summary>
     public HeaderStringCache Names => _names;
 
-    /// <summary>What both caches have done.</summary>
-    public CacheCounters Counters => _cache.Counters + _names.Counters;
+    /// <summary>What both caches have done, and the lines taken out.</summary>
+    public CacheCounters Counters
+    {
+        get
+        {
+            CacheCounters counters = _cache.Counters + _names.Counters;
+            counters.LinesServed = LinesServed;
+            counters.LinesCreated = LinesCreated;
+            return counters;
+        }
+    }
 
     /// <summary>Why <see cref="Scan"/> last returned <see cref="Outcome.PassThrough"/>.</summary>
     public PassThroughReason Reason { get; private set; }
@@ -117,7 +126,13 @@ internal sealed class HeadCompactor : IDisposable
     public int CompactedLength { get; private set; }
 
     /// <summary>Header lines taken out of heads so far.</summary>
-    public long StrippedLines { get; private set; }
+    public long StrippedLines => LinesServed + LinesCreated;
+
+    /// <summary>Taken lines whose name and value both came without a new string (a cache hit, a constant, an empty value).</summary>
+    public long LinesServed { get; private set; }
+
+    /// <summary>Taken lines for which a new name or value string was made.</summary>
+    public long LinesCreated { get; private set; }
 
     /// <summary>
     /// How often the connection's values stopped going through the cache: fewer than one in
@@ -243,7 +258,14 @@ internal sealed class HeadCompactor : IDisposable
             kept.CopyTo(destination[written..]);
             written += kept.Length;
             unwritten = line.End;
-            StrippedLines++;
+            if (line.Created)
+            {
+                LinesCreated++;
+            }
+            else
+            {
+                LinesServed++;
+            }
         }
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
@@ -313,7 +335,7 @@ internal sealed class HeadCompactor : IDisposable
         else
         {
             line.Known = HeaderNameTable.GetKnownIndex(name);
-            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name);
+            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name, ref line.Created);
             line.Repeat = IsRepeat(line, name, section);
             if (line.Repeat || !IsReusedByKestrel(line.Known, value))
             {
@@ -336,7 +358,9 @@ internal sealed class HeadCompactor : IDisposable
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
+        long hits = _cache.Counters.Hits;
         line.Value = ResolveValue(name, value);
+        line.Created |= !value.IsEmpty && _cache.Counters.Hits == hits;
         _taken += line.End - line.Start;
         return line.Value is not null;
     }
@@ -408,8 +432,13 @@ internal sealed class HeadCompactor : IDisposable
         value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
-    private string ResolveName(ReadOnlySpan<byte> name) =>
-        _names.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
+    private string ResolveName(ReadOnlySpan<byte> name, ref bool created)
+    {
+        long hits = _names.Counters.Hits;
+        string resolved = _names.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
+        created |= _names.Counters.Hits == hits;
+        return resolved;
+    }
 
     // Whether an earlier line of this section has the same name (case-insensitively): then the value is appended
     // to that name's values, as Kestrel appends it, and an earlier line left to Kestrel is taken too, so that

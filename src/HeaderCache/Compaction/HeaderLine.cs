@@ -27,6 +27,10 @@ internal struct HeaderLine
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
     public bool Repeat;
 
+    /// <summary>Whether a new string was made for the taken line's name or value (a miss, or a string the cache does
+    /// not hold), as Kestrel alone would have made one.</summary>
+    public bool Created;
+
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
     {

@@ -14,6 +14,7 @@ internal sealed class HeaderCacheMetrics
     private readonly Counter<long> _evictions;
     private readonly Counter<long> _bytesSaved;
     private readonly Counter<long> _connections;
+    private readonly Counter<long> _lines;
 
     /// <summary>Creates the instruments on a meter from <paramref name="meterFactory"/>.</summary>
     public HeaderCacheMetrics(IMeterFactory meterFactory)
@@ -23,6 +24,10 @@ internal sealed class HeaderCacheMetrics
         _misses = meter.CreateCounter<long>("headercache.misses", "{string}", "Header names and values that were created and admitted to a connection's cache.");
         _evictions = meter.CreateCounter<long>("headercache.evictions", "{string}", "Strings dropped from a connection's cache to make room.");
         _bytesSaved = meter.CreateCounter<long>("headercache.saved_bytes", "By", "Managed bytes of the strings that hits did not allocate.");
+        _lines = meter.CreateCounter<long>(
+            "headercache.lines",
+            "{line}",
+            "Header lines taken out of request heads and put back, by outcome: served (no string made for the line) or created (a new name or value string, as Kestrel alone makes).");
         _connections = meter.CreateCounter<long>(
             "headercache.connections",
             "{connection}",
@@ -36,6 +41,8 @@ internal sealed class HeaderCacheMetrics
         Add(_misses, current.Misses - published.Misses);
         Add(_evictions, current.Evictions - published.Evictions);
         Add(_bytesSaved, current.BytesSaved - published.BytesSaved);
+        Add(_lines, current.LinesServed - published.LinesServed, "served");
+        Add(_lines, current.LinesCreated - published.LinesCreated, "created");
         published = current;
     }
 
@@ -56,6 +63,14 @@ internal sealed class HeaderCacheMetrics
         if (delta != 0)
         {
             counter.Add(delta);
+        }
+    }
+
+    private static void Add(Counter<long> counter, long delta, string outcome)
+    {
+        if (delta != 0)
+        {
+            counter.Add(delta, new KeyValuePair<string, object?>("headercache.line.outcome", outcome));
         }
     }
 }

@@ -163,6 +163,22 @@ public sealed class HeadCompactorTests
     }
 
     [Fact]
+    public void A_line_counts_as_served_only_when_neither_its_name_nor_its_value_needed_a_new_string()
+    {
+        using var driver = new ReaderDriver();
+        string Head(string id) => $"GET / HTTP/1.1\r\nHost: h\r\nsec-ch-ua: \"A\"\r\nAccept: a{id}\r\nX-Empty: \r\nX-Id: {id}\r\n\r\n";
+        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        Assert.True(driver.Queue.TryApply(new HeaderDictionary()));
+        Assert.Equal((0, 4), (driver.Compactor.LinesServed, driver.Compactor.LinesCreated));   // every name and value is new
+
+        // Second head: sec-ch-ua and X-Empty come from the caches; Accept's and X-Id's values are new.
+        driver.Send(Encoding.ASCII.GetBytes(Head("2")));
+        Assert.True(driver.Queue.TryApply(new HeaderDictionary()));
+        Assert.Equal((0 + 2, 4 + 2), (driver.Compactor.LinesServed, driver.Compactor.LinesCreated));
+        Assert.Equal(8, driver.Compactor.StrippedLines);
+    }
+
+    [Fact]
     public void Names_have_their_own_slots_and_names_over_64_bytes_get_a_new_string_each_time()
     {
         using var driver = new ReaderDriver();
