@@ -1,6 +1,7 @@
 using HeaderCache;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
+using HeaderCache.Requests;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;

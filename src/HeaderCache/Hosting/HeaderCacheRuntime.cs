@@ -34,7 +34,7 @@ internal sealed class HeaderCacheRuntime
     /// <summary>The HeaderCache logger.</summary>
     public ILogger Logger { get; }
 
-    /// <summary>Set once the server runs the application through <see cref="HeaderCacheApplication{TContext}"/>.</summary>
+    /// <summary>Set once the server runs the application through the request-level part (<c>HeaderCacheApplication</c>).</summary>
     public bool RequestPartActive { get; set; }
 
     /// <summary>The endpoints whose connections HeaderCache's middleware reads.</summary>

@@ -1,9 +1,10 @@
 using HeaderCache.Diagnostics;
+using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
 
-namespace HeaderCache.Hosting;
+namespace HeaderCache.Requests;
 
 /// <summary>
 /// Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through

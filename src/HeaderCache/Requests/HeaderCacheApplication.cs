@@ -2,7 +2,7 @@ using HeaderCache.Connection;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Http.Features;
 
-namespace HeaderCache.Hosting;
+namespace HeaderCache.Requests;
 
 /// <summary>
 /// Wraps the application Kestrel runs, so the header strings taken out of a request head are back in
