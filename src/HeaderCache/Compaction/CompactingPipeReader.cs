@@ -316,7 +316,7 @@ internal sealed class CompactingPipeReader : PipeReader
         if (!_compactor.HasTakenLines)
         {
             // Nothing to put back: the request-level part finds no entry and does nothing.
-            _compactor.Dispose();
+            _compactor.ReleaseLines();
             _stage = Stage.Section;
             result = View(_sectionLength, canceled);
             return true;

@@ -277,11 +277,15 @@ internal sealed class HeadCompactor : IDisposable
     private void Publish()
     {
         _queue.Publish(_lines.AsSpan(0, _lineCount));
-        Dispose();
+        ReleaseLines();
     }
 
-    /// <summary>Forgets the current head's lines and returns their array to the pool (also between heads).</summary>
-    public void Dispose()
+    /// <inheritdoc />
+    public void Dispose() => ReleaseLines();
+
+    /// <summary>Forgets the current head's lines and returns their array to the pool: between heads, so that an idle
+    /// connection does not hold it, and at the end.</summary>
+    public void ReleaseLines()
     {
         ClearLines();
         if (_lines.Length != 0)
@@ -358,9 +362,7 @@ internal sealed class HeadCompactor : IDisposable
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        long hits = _cache.Counters.Hits;
-        line.Value = ResolveValue(name, value);
-        line.Created |= !value.IsEmpty && _cache.Counters.Hits == hits;
+        line.Value = ResolveValue(name, value, ref line.Created);
         _taken += line.End - line.Start;
         return line.Value is not null;
     }
@@ -412,7 +414,7 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
-    private string? ResolveValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    private string? ResolveValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ref bool created)
     {
         if (value.IsEmpty)
         {
@@ -421,10 +423,11 @@ internal sealed class HeadCompactor : IDisposable
 
         if (value.Length > _cache.MaxLength || IsExcluded(name))
         {
+            created = true;
             return DecodeIfValid(value);
         }
 
-        return LookUpValue(value);
+        return LookUpValue(value, ref created);
     }
 
     // A new string, as Kestrel makes it, for a value of VCHAR, SP and HTAB only.
@@ -473,11 +476,12 @@ internal sealed class HeadCompactor : IDisposable
     // Values go through the cache unless the connection's recent values almost never repeat (a hostile
     // or highly varied client): then, for a while, values are created directly, which costs what Kestrel
     // would pay and neither takes slots from the names nor keeps strings alive. Names stay cached.
-    private string? LookUpValue(ReadOnlySpan<byte> value)
+    private string? LookUpValue(ReadOnlySpan<byte> value, ref bool created)
     {
         if (_valueBypassRemaining > 0)
         {
             _valueBypassRemaining--;
+            created = true;
             return DecodeIfValid(value);
         }
 
@@ -487,7 +491,9 @@ internal sealed class HeadCompactor : IDisposable
             return null;
         }
 
-        _valueHits += (int)(_cache.Counters.Hits - hits);
+        bool hit = _cache.Counters.Hits != hits;
+        created |= !hit;
+        _valueHits += hit ? 1 : 0;
         if (++_valueLookups == ValueWindow)
         {
             if (_valueHits * MinValueHitRateInverse < ValueWindow)

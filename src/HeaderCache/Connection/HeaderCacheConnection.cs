@@ -80,7 +80,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
         }
 
         _decrypted = true;
-        if (features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        if (NegotiatedHttp2(features))
         {
             _http2 = true;
             return transport;
@@ -88,6 +88,10 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
 
         return Wrap(transport);
     }
+
+    /// <summary>Whether TLS chose HTTP/2 for the connection (ALPN <c>h2</c>).</summary>
+    public static bool NegotiatedHttp2(IFeatureCollection features) =>
+        features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true;
 
     /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
     public void RestoreHeaders(IFeatureCollection requestFeatures)

@@ -2,8 +2,6 @@ using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -72,7 +70,7 @@ internal sealed class HeaderCacheConnectionMiddleware
             return Skip(context, runtime, SkippedConnection.Disabled);
         }
 
-        if (context.Features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true)
+        if (HeaderCacheConnection.NegotiatedHttp2(context.Features))
         {
             return Skip(context, runtime, SkippedConnection.Http2);
         }
