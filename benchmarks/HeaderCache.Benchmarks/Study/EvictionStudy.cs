@@ -2,7 +2,6 @@ using HeaderCache.Testing;
 using System.Buffers;
 using System.Globalization;
 using System.Text;
-using HeaderCache.Benchmarks.Proposal;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
 using HeaderCache.Traffic;
@@ -13,13 +12,13 @@ namespace HeaderCache.Benchmarks.Study;
 
 /// <summary>
 /// The eviction study behind <c>docs/eviction.md</c>: replays every traffic profile through the real
-/// <see cref="HeaderStringCache"/> with each policy and slot count and prints markdown tables.
+/// <see cref="HeaderStringCache"/> (SIEVE) and the study's other policies at each slot count and prints markdown tables.
 /// </summary>
 /// <remarks>
 /// Every simulated connection has its own cache and its own placeholder seed, and replays its profile
 /// file for <see cref="RequestsPerConnection"/> requests. The lookups are not re-derived from the header
 /// lines: the requests go through the product's <see cref="HeadCompactor"/>, and every lookup it makes in
-/// its cache is recorded (through the cache's hash hook), so the study follows whatever rules the
+/// its cache is recorded (through the cache's fingerprint hook), so the study follows whatever rules the
 /// compactor has. All policies and sizes then replay the same recorded lookups.
 /// OPT is Belady's farthest-next-use eviction over the same lookups (every miss admitted, as the engine
 /// does): no policy can beat it at that size. "all" is the hit rate with unlimited slots.
@@ -34,7 +33,7 @@ internal static class EvictionStudy
     private const int Doorkeeper = 64;
 
     private static readonly int[] SlotCounts = [8, 16, 25, 32, 48, 64];
-    private static readonly EvictionPolicy[] Policies = [EvictionPolicy.Lru, EvictionPolicy.Clock, EvictionPolicy.Sieve];
+    private static readonly string[] Policies = ["LRU", "CLOCK", "SIEVE"];
 
     public static void Run(TextWriter output)
     {
@@ -77,7 +76,7 @@ internal static class EvictionStudy
             long nameHits = t.Sum(x => x.Names.Hits);
             long nameLookups = nameHits + t.Sum(x => x.Names.Misses);
             long valueLookups = t.Sum(x => (long)x.Lookups.Count);
-            double valueHits = Simulate(t, EvictionPolicy.Sieve, HeadlineSlots).HitRate * valueLookups;
+            double valueHits = Simulate(t, "SIEVE", HeadlineSlots).HitRate * valueLookups;
             output.WriteLine(Invariant(
                 $"| {profile.Name} | {(double)nameLookups / requests:0.0} | {Percent((double)nameHits / Math.Max(1, nameLookups))} | {Percent((nameHits + valueHits) / Math.Max(1, nameLookups + valueLookups))} |"));
         }
@@ -115,44 +114,49 @@ internal static class EvictionStudy
 
     private static string Percent(double rate) => rate.ToString("0.0%", CultureInfo.InvariantCulture);
 
-    private static Result Simulate(Trace[] traces, EvictionPolicy policy, int slots)
+    // SIEVE is the engine itself; the other policies are the study's own (StudyPolicy).
+    private static Result Simulate(Trace[] traces, string policy, int slots)
     {
         long hits = 0, misses = 0, saved = 0, requests = 0;
         foreach (Trace trace in traces)
         {
-            var cache = new HeaderStringCache(slots, seed: (uint)trace.Seed, policy: policy);
-            foreach (byte[] lookup in trace.Lookups)
+            if (policy == "SIEVE")
             {
-                if (!cache.TryGetOrAdd(lookup, out _))
+                var cache = new HeaderStringCache(slots, seed: (uint)trace.Seed);
+                foreach (byte[] lookup in trace.Lookups)
                 {
-                    throw new InvalidOperationException("The trace holds a lookup the cache refuses.");
+                    if (!cache.TryGetOrAdd(lookup, out _))
+                    {
+                        throw new InvalidOperationException("The trace holds a lookup the cache refuses.");
+                    }
                 }
+
+                (hits, misses, saved) = (hits + cache.Counters.Hits, misses + cache.Counters.Misses, saved + cache.Counters.BytesSaved);
+            }
+            else
+            {
+                StudyPolicy model = policy == "LRU" ? StudyPolicy.Lru(slots) : StudyPolicy.Clock(slots);
+                trace.Lookups.ForEach(model.Access);
+                (hits, misses, saved) = (hits + model.Hits, misses + model.Misses, saved + model.BytesSaved);
             }
 
-            hits += cache.Counters.Hits;
-            misses += cache.Counters.Misses;
-            saved += cache.Counters.BytesSaved;
             requests += trace.Requests;
         }
 
         return new Result((double)hits / (hits + misses), (double)saved / requests);
     }
 
-    // The FingerprintCache prototype (benchmarks/HeaderCache.Benchmarks/Proposal): SIEVE, but a first miss
-    // is only remembered, and the value is admitted when it misses again.
+    // A prototype of admission: SIEVE, but a first miss is only remembered, and the value is admitted when it
+    // misses again.
     private static double WithDoorkeeper(Trace[] traces, int slots)
     {
         long hits = 0, misses = 0;
         foreach (Trace trace in traces)
         {
-            var cache = new FingerprintCache(slots, seed: (uint)trace.Seed, doorkeeper: Doorkeeper);
-            foreach (byte[] lookup in trace.Lookups)
-            {
-                cache.TryGetOrAdd(lookup, out _);
-            }
-
-            hits += cache.Counters.Hits;
-            misses += cache.Counters.Misses;
+            StudyPolicy model = StudyPolicy.SieveWithDoorkeeper(slots, Doorkeeper);
+            trace.Lookups.ForEach(model.Access);
+            hits += model.Hits;
+            misses += model.Misses;
         }
 
         return (double)hits / (hits + misses);
@@ -200,17 +204,12 @@ internal static class EvictionStudy
         public static Trace Record(TrafficProfile.Connection connection, int requests)
         {
             var lookups = new List<byte[]>();
-            var cache = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed, policy: EvictionPolicy.Sieve)
+            var cache = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed)
             {
-                HashOverride = (bytes, seed) =>
+                FingerprintOverride = (bytes, seed) =>
                 {
-                    bool valid = AsciiHash.TryHash(bytes, seed, out uint hash);
-                    if (valid)
-                    {
-                        lookups.Add(bytes.ToArray());
-                    }
-
-                    return (valid, hash);
+                    lookups.Add(bytes.ToArray());
+                    return HeaderStringCache.Fingerprint(bytes, seed);
                 },
             };
 
@@ -231,7 +230,7 @@ internal static class EvictionStudy
             }
 
             var trace = new Trace(connection.Seed, requests, lookups, kestrel.Bytes, driver.Names.Counters);
-            var replay = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed, policy: EvictionPolicy.Sieve);
+            var replay = new HeaderStringCache(HeadlineSlots, seed: (uint)connection.Seed);
             foreach (byte[] lookup in lookups)
             {
                 replay.TryGetOrAdd(lookup, out _);

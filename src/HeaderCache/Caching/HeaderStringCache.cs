@@ -1,5 +1,7 @@
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
+using System.Numerics;
+using System.Runtime.InteropServices;
 using System.Text;
 
 namespace HeaderCache.Caching;
@@ -9,10 +11,16 @@ namespace HeaderCache.Caching;
 /// connection and used by one request at a time (no locks).
 /// </summary>
 /// <remarks>
-/// A lookup validates and hashes the bytes in one pass (<see cref="AsciiHash"/>), finds slots with
-/// the same hash and length, and returns a cached string only after an exact byte-for-character
-/// compare. A miss creates the string once and admits it by the eviction policy. Storage is
-/// allocated on the first insert, so a connection that never sends a cacheable header costs nothing.
+/// <para>A lookup keys on a fingerprint of the length and at most 24 of the bytes (<see cref="Fingerprint"/>),
+/// finds slots with the same fingerprint, and returns a cached string only after an exact byte-for-character
+/// compare. That compare also validates a hit: a cached string holds only valid characters, and
+/// <see cref="Ascii.Equals(ReadOnlySpan{byte}, ReadOnlySpan{char})"/> never equates a non-ASCII byte with a
+/// character, so bytes equal to it are valid. So every byte of a hit is read once, by the compare; a miss reads
+/// them again to validate them before it creates the string, and admits the string by SIEVE.</para>
+/// <para>Fingerprints of different bytes collide when the length and the bytes read agree (request ids that
+/// differ in the middle, or values a client crafts): a collision costs one more compare, never a wrong string.
+/// Storage is allocated on the first insert, so a connection that never sends a cacheable header costs
+/// nothing.</para>
 /// </remarks>
 internal sealed class HeaderStringCache
 {
@@ -29,7 +37,7 @@ internal sealed class HeaderStringCache
     /// <summary>Fewest slots allowed.</summary>
     public const int MinSlotCount = 1;
 
-    /// <summary>Most slots allowed: lookups scan the hashes linearly, so keep this small.</summary>
+    /// <summary>Most slots allowed: lookups scan the fingerprints linearly, so keep this small.</summary>
     public const int MaxSlotCount = 256;
 
     /// <summary>Longest value (in bytes) cached unless configured.</summary>
@@ -41,25 +49,19 @@ internal sealed class HeaderStringCache
     private readonly int _slotCount;
     private readonly int _maxLength;
     private readonly uint _seed;
-    private readonly EvictionPolicy _policy;
 
-    private uint[]? _hashes;
+    private uint[]? _fingerprints;
     private string[]? _strings;
-    private int[]? _marks;   // LRU: last-use stamp; CLOCK and SIEVE: visited bit.
-    private byte[]? _order;  // SIEVE: slot numbers from oldest insert to newest.
+    private bool[]? _visited;
+    private byte[]? _order;  // Slot numbers from the oldest insert to the newest, for the SIEVE hand.
     private int _count;
     private int _hand;
-    private int _clock;
 
     /// <summary>Counters since creation.</summary>
     public CacheCounters Counters;
 
     /// <summary>Creates an empty cache; nothing is allocated until the first insert.</summary>
-    public HeaderStringCache(
-        int slotCount = DefaultSlotCount,
-        int maxLength = DefaultMaxLength,
-        uint? seed = null,
-        EvictionPolicy policy = EvictionPolicy.Sieve)
+    public HeaderStringCache(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength, uint? seed = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(slotCount, MinSlotCount);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(slotCount, MaxSlotCount);
@@ -68,7 +70,6 @@ internal sealed class HeaderStringCache
         _slotCount = slotCount;
         _maxLength = maxLength;
         _seed = seed ?? (uint)Random.Shared.Next();
-        _policy = policy;
     }
 
     /// <summary>The number of slots.</summary>
@@ -81,7 +82,7 @@ internal sealed class HeaderStringCache
     public int Count => _count;
 
     /// <summary>Whether storage has been allocated (the first insert happened).</summary>
-    public bool IsAllocated => _hashes is not null;
+    public bool IsAllocated => _fingerprints is not null;
 
     /// <summary>
     /// Managed heap bytes this cache keeps alive on 64-bit .NET: its slot arrays and the strings in them
@@ -91,12 +92,12 @@ internal sealed class HeaderStringCache
     {
         get
         {
-            if (_hashes is null)
+            if (_fingerprints is null)
             {
                 return 0;
             }
 
-            long bytes = SlotArrayBytes(_slotCount, _order is not null);
+            long bytes = SlotArrayBytes(_slotCount);
             foreach (string? s in _strings.AsSpan(0, _count))
             {
                 bytes += StringSize(s!.Length);
@@ -107,14 +108,15 @@ internal sealed class HeaderStringCache
     }
 
     /// <summary>
-    /// The most <see cref="RetainedBytes"/> can ever be for a cache of this shape (SIEVE or CLOCK/LRU), whatever
-    /// a client sends: every slot holding a string of <paramref name="maxLength"/> characters.
+    /// The most <see cref="RetainedBytes"/> can ever be for a cache of this shape, whatever a client sends: every
+    /// slot holding a string of <paramref name="maxLength"/> characters.
     /// </summary>
-    public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength, EvictionPolicy policy = EvictionPolicy.Sieve) =>
-        SlotArrayBytes(slotCount, policy == EvictionPolicy.Sieve) + ((long)slotCount * StringSize(maxLength));
+    public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength) =>
+        SlotArrayBytes(slotCount) + ((long)slotCount * StringSize(maxLength));
 
-    /// <summary>The hash function, replaceable by tests that need to force collisions.</summary>
-    internal Func<ReadOnlySpan<byte>, uint, (bool Valid, uint Hash)>? HashOverride { get; set; }
+    /// <summary>The fingerprint function, replaceable by tests that force collisions and by the eviction study,
+    /// which records every lookup.</summary>
+    internal Func<ReadOnlySpan<byte>, uint, uint>? FingerprintOverride { get; set; }
 
     /// <summary>
     /// Returns the cached string for <paramref name="bytes"/>, creating and admitting it on a miss.
@@ -123,18 +125,19 @@ internal sealed class HeaderStringCache
     /// byte other than visible ASCII, SP or HTAB; the caller then leaves them to Kestrel.</returns>
     public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value)
     {
-        if (bytes.Length > _maxLength || !Hash(bytes, out uint hash))
+        if (bytes.Length > _maxLength)
         {
             value = null;
             return false;
         }
 
-        if (_hashes is not null)
+        uint fingerprint = FingerprintOverride is { } fingerprinter ? fingerprinter(bytes, _seed) : Fingerprint(bytes, _seed);
+        if (_fingerprints is not null)
         {
-            int found = Find(bytes, hash);
+            int found = Find(bytes, fingerprint);
             if (found >= 0)
             {
-                Touch(found);
+                _visited![found] = true;
                 Counters.Hits++;
                 Counters.BytesSaved += StringSize(bytes.Length);
                 value = _strings![found];
@@ -142,9 +145,15 @@ internal sealed class HeaderStringCache
             }
         }
 
+        if (bytes.ContainsAnyExcept(HttpBytes.FieldContent))
+        {
+            value = null;
+            return false;
+        }
+
         value = Decode(bytes);
         Counters.Misses++;
-        Admit(hash, value);
+        Admit(fingerprint, value);
         return true;
     }
 
@@ -154,34 +163,61 @@ internal sealed class HeaderStringCache
     /// </summary>
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 
-    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8.
-    private static long SlotArrayBytes(int slots, bool sieve) =>
-        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(int)) + (sieve ? ArrayBytes(slots, 1) : 0);
-
-    private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
-
     /// <summary>Creates the string for bytes already known to be valid, without touching any cache.</summary>
     internal static string Decode(ReadOnlySpan<byte> bytes) =>
         string.Create(bytes.Length, bytes, static (chars, source) => Ascii.ToUtf16(source, chars, out _));
 
-    private bool Hash(ReadOnlySpan<byte> bytes, out uint hash)
+    /// <summary>
+    /// The length, the seed and the first, middle and last 8 bytes (fewer, overlapping, when shorter), mixed by
+    /// multiplies and a xor-shift finish: a constant few nanoseconds whatever the length, where hashing every
+    /// byte costs more than the compare that must follow anyway.
+    /// </summary>
+    internal static uint Fingerprint(ReadOnlySpan<byte> bytes, uint seed)
     {
-        if (HashOverride is { } hasher)
+        ulong head, middle, tail;
+        int length = bytes.Length;
+        if (length >= 8)
         {
-            (bool valid, hash) = hasher(bytes, _seed);
-            return valid;
+            head = MemoryMarshal.Read<ulong>(bytes);
+            middle = MemoryMarshal.Read<ulong>(bytes[((length / 2) - 4)..]);
+            tail = MemoryMarshal.Read<ulong>(bytes[^8..]);
+        }
+        else if (length >= 4)
+        {
+            head = MemoryMarshal.Read<uint>(bytes);
+            middle = 0;
+            tail = MemoryMarshal.Read<uint>(bytes[^4..]);
+        }
+        else
+        {
+            head = length == 0 ? 0 : bytes[0] | ((ulong)bytes[length / 2] << 8) | ((ulong)bytes[^1] << 16);
+            middle = 0;
+            tail = 0;
         }
 
-        return AsciiHash.TryHash(bytes, _seed, out hash);
+        ulong x = (head * 0x9E3779B97F4A7C15UL)
+            ^ BitOperations.RotateLeft(middle * 0xC2B2AE3D27D4EB4FUL, 21)
+            ^ BitOperations.RotateLeft(tail * 0x165667B19E3779F9UL, 42)
+            ^ (((ulong)(uint)length << 32) | seed);
+        x ^= x >> 29;
+        x *= 0xBF58476D1CE4E5B9UL;
+        x ^= x >> 32;
+        return (uint)x;
     }
 
-    private int Find(ReadOnlySpan<byte> bytes, uint hash)
+    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8.
+    private static long SlotArrayBytes(int slots) =>
+        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(bool)) + ArrayBytes(slots, sizeof(byte));
+
+    private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
+
+    private int Find(ReadOnlySpan<byte> bytes, uint fingerprint)
     {
-        ReadOnlySpan<uint> hashes = _hashes.AsSpan(0, _count);
+        ReadOnlySpan<uint> fingerprints = _fingerprints.AsSpan(0, _count);
         int offset = 0;
         while (true)
         {
-            int i = hashes[offset..].IndexOf(hash);
+            int i = fingerprints[offset..].IndexOf(fingerprint);
             if (i < 0)
             {
                 return -1;
@@ -198,81 +234,38 @@ internal sealed class HeaderStringCache
         }
     }
 
-    private void Touch(int slot)
+    private void Admit(uint fingerprint, string value)
     {
-        _marks![slot] = _policy == EvictionPolicy.Lru ? ++_clock : 1;
-    }
-
-    private void Admit(uint hash, string value)
-    {
-        if (_hashes is null)
+        if (_fingerprints is null)
         {
-            _hashes = new uint[_slotCount];
+            _fingerprints = new uint[_slotCount];
             _strings = new string[_slotCount];
-            _marks = new int[_slotCount];
-            if (_policy == EvictionPolicy.Sieve)
-            {
-                _order = new byte[_slotCount];
-            }
+            _visited = new bool[_slotCount];
+            _order = new byte[_slotCount];
         }
 
         int slot;
         if (_count < _slotCount)
         {
             slot = _count++;
-            if (_order is not null)
-            {
-                _order[slot] = (byte)slot;
-            }
+            _order![slot] = (byte)slot;
         }
         else
         {
-            slot = _policy switch
-            {
-                EvictionPolicy.Lru => EvictLru(),
-                EvictionPolicy.Clock => EvictClock(),
-                _ => EvictSieve(),
-            };
+            slot = Evict();
             Counters.Evictions++;
         }
 
-        _hashes[slot] = hash;
+        _fingerprints[slot] = fingerprint;
         _strings![slot] = value;
-        _marks![slot] = _policy == EvictionPolicy.Lru ? ++_clock : 0;
+        _visited![slot] = false;
     }
 
-    private int EvictLru()
+    // SIEVE: a hand moves from the oldest insert to the newest, evicting the first unvisited entry and clearing
+    // visited bits on the way; survivors keep their place in insertion order.
+    private int Evict()
     {
-        int[] marks = _marks!;
-        int victim = 0;
-        for (int i = 1; i < marks.Length; i++)
-        {
-            if (marks[i] < marks[victim])
-            {
-                victim = i;
-            }
-        }
-
-        return victim;
-    }
-
-    private int EvictClock()
-    {
-        int[] marks = _marks!;
-        while (marks[_hand] != 0)
-        {
-            marks[_hand] = 0;
-            _hand = (_hand + 1) % _slotCount;
-        }
-
-        int victim = _hand;
-        _hand = (_hand + 1) % _slotCount;
-        return victim;
-    }
-
-    private int EvictSieve()
-    {
-        int[] marks = _marks!;
+        bool[] visited = _visited!;
         byte[] order = _order!;
         while (true)
         {
@@ -282,7 +275,7 @@ internal sealed class HeaderStringCache
             }
 
             int slot = order[_hand];
-            if (marks[slot] == 0)
+            if (!visited[slot])
             {
                 // Remove from its place in insertion order; the new string becomes the newest.
                 // The hand stays where it is, which now holds the next newer survivor, unless the
@@ -298,7 +291,7 @@ internal sealed class HeaderStringCache
                 return slot;
             }
 
-            marks[slot] = 0;
+            visited[slot] = false;
             _hand++;
         }
     }

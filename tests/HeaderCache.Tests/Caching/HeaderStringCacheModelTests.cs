@@ -14,51 +14,45 @@ public class HeaderStringCacheModelTests
     private const int PoolSeed = 42;
 
     private static readonly int[] SlotCounts = [1, 2, 25, 64];
-    private static readonly string[] Hashings = ["Real", "Constant", "LengthOnly"];
+    private static readonly string[] Fingerprints = ["Real", "Constant", "LengthOnly"];
 
     private sealed record PoolEntry(byte[] Bytes, string Key, bool Cacheable);
 
-    public static TheoryData<string, int, string> Cases()
+    public static TheoryData<int, string> Cases()
     {
-        var data = new TheoryData<string, int, string>();
-        foreach (string policy in Enum.GetNames<EvictionPolicy>())
+        var data = new TheoryData<int, string>();
+        foreach (int slotCount in SlotCounts)
         {
-            foreach (int slotCount in SlotCounts)
+            foreach (string fingerprint in Fingerprints)
             {
-                foreach (string hashing in Hashings)
-                {
-                    data.Add(policy, slotCount, hashing);
-                }
+                data.Add(slotCount, fingerprint);
             }
         }
 
         return data;
     }
 
-    /// <param name="policyName">The <see cref="EvictionPolicy"/> under test.</param>
     /// <param name="slotCount">Slots in the cache.</param>
-    /// <param name="hashing">"Real": the engine's hash; "Constant": every input hashes to 42;
-    /// "LengthOnly": the hash is the length, so equal-length inputs always collide. The forced
-    /// collisions keep the validity verdict of the real hash.</param>
+    /// <param name="fingerprint">"Real": the engine's fingerprint; "Constant": every input fingerprints to 42;
+    /// "LengthOnly": the fingerprint is the length, so equal-length inputs always collide.</param>
     [Theory]
     [MemberData(nameof(Cases))]
-    public void Matches_the_oracle_and_the_policy_model_over_a_long_random_sequence(string policyName, int slotCount, string hashing)
+    public void Matches_the_oracle_and_the_SIEVE_model_over_a_long_random_sequence(int slotCount, string fingerprint)
     {
-        EvictionPolicy policy = Enum.Parse<EvictionPolicy>(policyName);
         PoolEntry[] pool = BuildPool(new Random(PoolSeed));
-        int lookups = hashing == "Real" ? Lookups : CollidingLookups;
-        int[] sequence = ZipfSequence(new Random((slotCount * 7) + (int)policy), pool.Length, lookups);
-        var cache = new HeaderStringCache(slotCount, seed: 0xA5A5_0001, policy: policy)
+        int lookups = fingerprint == "Real" ? Lookups : CollidingLookups;
+        int[] sequence = ZipfSequence(new Random(slotCount * 7), pool.Length, lookups);
+        var cache = new HeaderStringCache(slotCount, seed: 0xA5A5_0001)
         {
-            HashOverride = hashing switch
+            FingerprintOverride = fingerprint switch
             {
                 "Real" => null,
-                "Constant" => static (bytes, seed) => (AsciiHash.TryHash(bytes, seed, out _), 42u),
-                "LengthOnly" => static (bytes, seed) => (AsciiHash.TryHash(bytes, seed, out _), (uint)bytes.Length),
-                _ => throw new ArgumentOutOfRangeException(nameof(hashing)),
+                "Constant" => static (_, _) => 42u,
+                "LengthOnly" => static (bytes, _) => (uint)bytes.Length,
+                _ => throw new ArgumentOutOfRangeException(nameof(fingerprint)),
             },
         };
-        PolicyModel model = PolicyModel.Create(policy, slotCount);
+        var model = new SieveModel(slotCount);
         var returned = new Dictionary<string, string>(StringComparer.Ordinal); // bytes -> last instance returned
         long hits = 0;
         long misses = 0;
@@ -105,7 +99,7 @@ public class HeaderStringCacheModelTests
             bool expectedHit = model.Access(entry.Key);
             if (hit != expectedHit)
             {
-                Fail(step, entry, $"{(hit ? "hit" : "miss")}, the {policy} model expects a {(expectedHit ? "hit" : "miss")}");
+                Fail(step, entry, $"{(hit ? "hit" : "miss")}, the SIEVE model expects a {(expectedHit ? "hit" : "miss")}");
             }
 
             if (!string.Equals(value, entry.Key, StringComparison.Ordinal))

@@ -6,7 +6,7 @@ namespace HeaderCache.Tests.Caching;
 internal static class TestBytes
 {
     /// <summary>
-    /// The oracle for a cacheable byte, written independently of <c>AsciiHash.IsValid</c>:
+    /// The oracle for a cacheable byte, written independently of <c>HttpBytes.FieldContent</c>:
     /// HTAB, SP and visible ASCII (0x21-0x7E).
     /// </summary>
     public static bool IsFieldByte(int b) => b == 0x09 || b == 0x20 || (b >= 0x21 && b <= 0x7E);
