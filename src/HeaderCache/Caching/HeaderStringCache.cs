@@ -123,8 +123,18 @@ internal sealed class HeaderStringCache
     /// </summary>
     /// <returns><see langword="false"/> when the bytes are longer than <see cref="MaxLength"/> or hold a
     /// byte other than visible ASCII, SP or HTAB; the caller then leaves them to Kestrel.</returns>
-    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value)
+    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value) => TryGetOrAdd(bytes, out value, out _);
+
+    /// <summary>
+    /// <see cref="TryGetOrAdd(ReadOnlySpan{byte}, out string?)"/>, also telling which slot holds the string, for a
+    /// caller that keeps something per cached string: on a miss the slot held another string before, or none.
+    /// </summary>
+    /// <param name="bytes">The header bytes.</param>
+    /// <param name="value">The string for the bytes.</param>
+    /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
+    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot)
     {
+        slot = -1;
         if (bytes.Length > _maxLength)
         {
             value = null;
@@ -141,6 +151,7 @@ internal sealed class HeaderStringCache
                 Counters.Hits++;
                 Counters.BytesSaved += StringSize(bytes.Length);
                 value = _strings![found];
+                slot = found;
                 return true;
             }
         }
@@ -153,7 +164,7 @@ internal sealed class HeaderStringCache
 
         value = Decode(bytes);
         Counters.Misses++;
-        Admit(fingerprint, value);
+        slot = Admit(fingerprint, value);
         return true;
     }
 
@@ -234,7 +245,7 @@ internal sealed class HeaderStringCache
         }
     }
 
-    private void Admit(uint fingerprint, string value)
+    private int Admit(uint fingerprint, string value)
     {
         if (_fingerprints is null)
         {
@@ -259,6 +270,7 @@ internal sealed class HeaderStringCache
         _fingerprints[slot] = fingerprint;
         _strings![slot] = value;
         _visited![slot] = false;
+        return slot;
     }
 
     // SIEVE: a hand moves from the oldest insert to the newest, evicting the first unvisited entry and clearing

@@ -30,6 +30,9 @@ internal sealed class HeadCompactor : IDisposable
     private const int MinValueHitRateInverse = 8;
     private const int ValueBypassLength = 1024;
 
+    private const int MissesBeforeNameBypass = 8;
+    private const int NameProbeInterval = 8;
+
     private readonly HeaderStringCache _cache;
     private readonly HeaderStringCache _names;
     private readonly HeaderInjectionQueue _queue;
@@ -45,6 +48,10 @@ internal sealed class HeadCompactor : IDisposable
     private int _valueLookups;
     private int _valueHits;
     private int _valueBypassRemaining;
+
+    // Per header name (a known name's index, else its slot in the cache of names after the known ones), how many of
+    // its values missed in a row.
+    private byte[] _nameMisses = [];
 
     // Kestrel's single-valued known headers of the previous head, by HeaderNameTable index: Kestrel reuses
     // such a string when the next request sends the same bytes.
@@ -339,7 +346,7 @@ internal sealed class HeadCompactor : IDisposable
         else
         {
             line.Known = HeaderNameTable.GetKnownIndex(name);
-            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name, ref line.Created);
+            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name, ref line.Created, out line.NameSlot);
             line.Repeat = IsRepeat(line, name, section);
             if (line.Repeat || !IsReusedByKestrel(line.Known, value))
             {
@@ -362,7 +369,7 @@ internal sealed class HeadCompactor : IDisposable
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
-        line.Value = ResolveValue(name, value, ref line.Created);
+        line.Value = ResolveValue(line, name, value, ref line.Created);
         _taken += line.End - line.Start;
         return line.Value is not null;
     }
@@ -414,7 +421,7 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
-    private string? ResolveValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ref bool created)
+    private string? ResolveValue(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ref bool created)
     {
         if (value.IsEmpty)
         {
@@ -427,7 +434,7 @@ internal sealed class HeadCompactor : IDisposable
             return DecodeIfValid(value);
         }
 
-        return LookUpValue(value, ref created);
+        return LookUpValue(ref NameMisses(line), value, ref created);
     }
 
     // A new string, as Kestrel makes it, for a value of VCHAR, SP and HTAB only.
@@ -435,11 +442,18 @@ internal sealed class HeadCompactor : IDisposable
         value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
-    private string ResolveName(ReadOnlySpan<byte> name, ref bool created)
+    private string ResolveName(ReadOnlySpan<byte> name, ref bool created, out int slot)
     {
         long hits = _names.Counters.Hits;
-        string resolved = _names.TryGetOrAdd(name, out string? cached) ? cached : HeaderStringCache.Decode(name);
-        created |= _names.Counters.Hits == hits;
+        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot) ? cached : HeaderStringCache.Decode(name);
+        bool miss = _names.Counters.Hits == hits;
+        created |= miss;
+        if (miss && slot >= 0 && _nameMisses.Length != 0)
+        {
+            // The slot held another name, or none: the history starts again.
+            _nameMisses[HeaderNameTable.KnownNames.Count + slot] = 0;
+        }
+
         return resolved;
     }
 
@@ -476,13 +490,28 @@ internal sealed class HeadCompactor : IDisposable
     // Values go through the cache unless the connection's recent values almost never repeat (a hostile
     // or highly varied client): then, for a while, values are created directly, which costs what Kestrel
     // would pay and neither takes slots from the names nor keeps strings alive. Names stay cached.
-    private string? LookUpValue(ReadOnlySpan<byte> value, ref bool created)
+    //
+    // Per name, values that keep missing (request ids, per-file ETags, timestamps) would evict values that do come
+    // back: after a few misses in a row a name's values are created directly, and only every few values is one
+    // looked up (and admitted) again, so a name whose values start repeating comes back.
+    private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, ref bool created)
     {
         if (_valueBypassRemaining > 0)
         {
             _valueBypassRemaining--;
             created = true;
             return DecodeIfValid(value);
+        }
+
+        if (nameMisses >= MissesBeforeNameBypass)
+        {
+            if (++nameMisses < MissesBeforeNameBypass + NameProbeInterval)
+            {
+                created = true;
+                return DecodeIfValid(value);
+            }
+
+            nameMisses = MissesBeforeNameBypass - 1;
         }
 
         long hits = _cache.Counters.Hits;
@@ -493,6 +522,7 @@ internal sealed class HeadCompactor : IDisposable
 
         bool hit = _cache.Counters.Hits != hits;
         created |= !hit;
+        nameMisses = hit ? (byte)0 : (byte)Math.Min(nameMisses + 1, MissesBeforeNameBypass);
         _valueHits += hit ? 1 : 0;
         if (++_valueLookups == ValueWindow)
         {
@@ -538,6 +568,25 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         return PassThroughReason.None;
+    }
+
+    // A name too long for the cache of names has no entry of its own: its values share the last one, which no
+    // other name uses, so they are always looked up.
+    private ref byte NameMisses(in HeaderLine line)
+    {
+        int known = HeaderNameTable.KnownNames.Count;
+        if (_nameMisses.Length == 0)
+        {
+            _nameMisses = new byte[known + _names.SlotCount + 1];
+        }
+
+        int entry = line.Known >= 0 ? line.Known : line.NameSlot >= 0 ? known + line.NameSlot : _nameMisses.Length - 1;
+        if (entry == _nameMisses.Length - 1)
+        {
+            _nameMisses[entry] = 0;
+        }
+
+        return ref _nameMisses[entry];
     }
 
     private bool IsExcluded(ReadOnlySpan<byte> name)

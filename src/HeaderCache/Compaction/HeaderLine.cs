@@ -18,6 +18,9 @@ internal struct HeaderLine
     /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
     public int Known;
 
+    /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
+    public int NameSlot;
+
     /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
     public string? Name;
 
@@ -37,6 +40,7 @@ internal struct HeaderLine
         Start = start;
         End = end;
         Known = -1;
+        NameSlot = -1;
         Key = (name.Length << 16) | ((name[0] | 0x20) << 8) | (name[^1] | 0x20);
     }
 }

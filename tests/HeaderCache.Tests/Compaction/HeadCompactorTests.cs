@@ -230,6 +230,65 @@ public sealed class HeadCompactorTests
         Assert.Equal(398, driver.Names.Counters.Hits);
     }
 
+    [Fact]
+    public void A_name_whose_values_keep_missing_stops_taking_slots_and_comes_back_when_its_values_repeat()
+    {
+        using var driver = new ReaderDriver();
+        HeaderStringCache cache = driver.Cache;
+        var headers = new HeaderDictionary();
+        string? stable = null;
+        void Send(string requestId)
+        {
+            driver.Clear();
+            driver.Send(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Request-Id: {requestId}\r\nX-Stable: same\r\n\r\n"));
+            headers.Clear();
+            Assert.True(driver.Queue.TryApply(headers));
+            Assert.Equal(requestId, headers["X-Request-Id"]);
+            Assert.Equal("same", headers["X-Stable"]);
+            stable ??= headers["X-Stable"];
+            Assert.Same(stable, (string?)headers["X-Stable"]);
+        }
+
+        // Eight misses in a row, then seven values created without a lookup, then one looked up again (a miss).
+        for (int i = 0; i < 16; i++)
+        {
+            Send($"r{i}");
+        }
+
+        Assert.Equal(1 + 8 + 1, cache.Counters.Misses);
+        Assert.Equal(15, cache.Counters.Hits);
+        Assert.Equal(10, cache.Count);
+        Assert.Equal(15, driver.Compactor.LinesServed); // X-Stable but on the first request; no X-Request-Id
+
+        // The name's values start repeating: the next look-up admits it, the one after hits, and from then on
+        // every line is served from the cache again.
+        int requests = 0;
+        long missesBefore = cache.Counters.Misses;
+        string? repeated = null;
+        while (requests < 17)
+        {
+            Send("r-again");
+            requests++;
+            string value = headers["X-Request-Id"]!;
+            if (repeated is not null && ReferenceEquals(repeated, value))
+            {
+                break;
+            }
+
+            repeated = cache.Counters.Misses > missesBefore ? value : null;
+        }
+
+        Assert.InRange(requests, 2, 17);
+        long served = driver.Compactor.LinesServed;
+        for (int i = 0; i < 20; i++)
+        {
+            Send("r-again");
+            Assert.Same(repeated, (string?)headers["X-Request-Id"]);
+        }
+
+        Assert.Equal(served + 40, driver.Compactor.LinesServed);
+    }
+
     private static (string Output, List<string> Taken, PassThroughReason Reason) Run(
         string input, int cut = -1, string[]? excluded = null, HeadLimits? limits = null)
     {
