@@ -283,7 +283,8 @@ public sealed class WiringTests
             string key = instrument.Name + string.Concat(tags.ToArray().Select(t => $"|{t.Value}"));
             lock (totals)
             {
-                totals[key] = totals.GetValueOrDefault(key) + value;
+                // Observable counters report running totals; plain ones report increments.
+                totals[key] = instrument.IsObservable ? value : totals.GetValueOrDefault(key) + value;
             }
         });
         listener.Start();
@@ -303,6 +304,7 @@ public sealed class WiringTests
             await Task.Delay(20);
         }
 
+        listener.RecordObservableInstruments();
         lock (totals)
         {
             Assert.True(totals.GetValueOrDefault("headercache.hits") > 100, $"hits {totals.GetValueOrDefault("headercache.hits")}");
