@@ -211,7 +211,8 @@ internal sealed class CacheActivity : IDisposable
 
     public void Dispose() => _listener.Dispose();
 
-    private long Get(string key) => Totals().GetValueOrDefault(key);
+    /// <summary>One instrument's count, by name and tag values: <c>headercache.lines|served</c>.</summary>
+    public long Get(string key) => Totals().GetValueOrDefault(key);
 
     // What happened since construction, by instrument and tag values: observable instruments are asked first.
     private Dictionary<string, long> Totals()
