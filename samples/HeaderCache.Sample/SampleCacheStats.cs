@@ -27,15 +27,30 @@ internal sealed class SampleCacheStats : IDisposable
         _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
             var key = (instrument.Name, tags.Length > 0 ? tags[0].Value as string : null, tags.Length > 1 ? tags[1].Value as string : null);
-            _totals.AddOrUpdate(key, static (_, added) => added, static (_, total, added) => total + added, value);
+            if (instrument.IsObservable)
+            {
+                // An observable counter reports its running total when asked (see Totals), not an increment.
+                _totals[key] = value;
+            }
+            else
+            {
+                _totals.AddOrUpdate(key, static (_, added) => added, static (_, total, added) => total + added, value);
+            }
         });
         _listener.Start();
     }
 
     /// <summary>The totals so far, by instrument name and tag values (<c>headercache.connections|cached</c>).</summary>
-    public IReadOnlyDictionary<string, long> Totals => new SortedDictionary<string, long>(
-        _totals.ToDictionary(entry => string.Join('|', new[] { entry.Key.Name, entry.Key.First, entry.Key.Second }.OfType<string>()), entry => entry.Value),
-        StringComparer.Ordinal);
+    public IReadOnlyDictionary<string, long> Totals
+    {
+        get
+        {
+            _listener.RecordObservableInstruments();
+            return new SortedDictionary<string, long>(
+                _totals.ToDictionary(entry => string.Join('|', new[] { entry.Key.Name, entry.Key.First, entry.Key.Second }.OfType<string>()), entry => entry.Value),
+                StringComparer.Ordinal);
+        }
+    }
 
     public void Dispose() => _listener.Dispose();
 }

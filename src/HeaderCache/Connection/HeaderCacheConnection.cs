@@ -12,14 +12,13 @@ namespace HeaderCache.Connection;
 /// One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
 /// (with the cache) on the reading side and the queue of header strings the request-level part puts back.
 /// </summary>
-internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDisposable
+internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, IDisposable
 {
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
     private readonly HeadLimits _limits;
     private readonly HeaderCacheRuntime _runtime;
     private readonly string _connectionId;
-    private CacheCounters _published;
     private CompactingPipeReader? _reader;
     private IDuplexPipe? _transport;
     private bool _decrypted;
@@ -34,6 +33,12 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
         var values = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
         var names = new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(options.MaxValueLength, HeaderStringCache.NameMaxLength));
         _compactor = new HeadCompactor(values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
+
+        // Every connection, whether or not anything listens: a listener that attaches later then sees the open
+        // connections too, and it costs one uncontended lock here and one in Dispose, with no allocation.
+        // Registering lazily (at the first compacted head) would save that lock only for connections that never
+        // compact, and would put a check on the request path instead.
+        runtime.Metrics.Register(this);
     }
 
     /// <summary>The compactor, for tests.</summary>
@@ -44,6 +49,9 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
 
     /// <inheritdoc />
     public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
+
+    /// <inheritdoc />
+    public override CacheCounters Counters => _compactor.Counters;
 
     /// <inheritdoc />
     public long Hits => _compactor.Counters.Hits;
@@ -96,16 +104,16 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, IDispos
     /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
     public void RestoreHeaders(IFeatureCollection requestFeatures)
     {
-        if (_queue.HasEntry && requestFeatures.Get<IHttpRequestFeature>() is { } request && _queue.TryApply(request.Headers))
+        if (_queue.HasEntry && requestFeatures.Get<IHttpRequestFeature>() is { } request)
         {
-            _runtime.Metrics.Publish(_compactor.Counters, ref _published);
+            _queue.TryApply(request.Headers);
         }
     }
 
     /// <inheritdoc />
     public void Dispose()
     {
-        _runtime.Metrics.Publish(_compactor.Counters, ref _published);
+        _runtime.Metrics.Unregister(this);
         if (_http2)
         {
             _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, "http2");

@@ -7,25 +7,33 @@ namespace HeaderCache.Diagnostics;
 /// <summary>
 /// The <c>HeaderCache</c> meter. Instruments are named in Kestrel's style (lowercase, dotted).
 /// </summary>
+/// <remarks>
+/// What the caches do is counted in plain fields of each connection and only read when a listener observes the
+/// instruments, so a request does no metrics work at all.
+/// </remarks>
 internal sealed class HeaderCacheMetrics
 {
-    private readonly Counter<long> _hits;
-    private readonly Counter<long> _misses;
-    private readonly Counter<long> _evictions;
-    private readonly Counter<long> _bytesSaved;
+    private static readonly KeyValuePair<string, object?> LinesServed = new("headercache.line.outcome", "served");
+    private static readonly KeyValuePair<string, object?> LinesCreated = new("headercache.line.outcome", "created");
+
+    private readonly ConnectionCounters _counters = new();
     private readonly Counter<long> _connections;
-    private readonly Counter<long> _lines;
 
     /// <summary>Creates the instruments on a meter from <paramref name="meterFactory"/>.</summary>
     public HeaderCacheMetrics(IMeterFactory meterFactory)
     {
         Meter meter = meterFactory.Create(HeaderCacheOptions.MeterName);
-        _hits = meter.CreateCounter<long>("headercache.hits", "{string}", "Header names and values served from a connection's cache: strings not allocated.");
-        _misses = meter.CreateCounter<long>("headercache.misses", "{string}", "Header names and values that were created and admitted to a connection's cache.");
-        _evictions = meter.CreateCounter<long>("headercache.evictions", "{string}", "Strings dropped from a connection's cache to make room.");
-        _bytesSaved = meter.CreateCounter<long>("headercache.saved_bytes", "By", "Managed bytes of the strings that hits did not allocate.");
-        _lines = meter.CreateCounter<long>(
+        meter.CreateObservableCounter(
+            "headercache.hits", () => _counters.Totals().Hits, "{string}", "Header names and values served from a connection's cache: strings not allocated.");
+        meter.CreateObservableCounter(
+            "headercache.misses", () => _counters.Totals().Misses, "{string}", "Header names and values that were created and admitted to a connection's cache.");
+        meter.CreateObservableCounter(
+            "headercache.evictions", () => _counters.Totals().Evictions, "{string}", "Strings dropped from a connection's cache to make room.");
+        meter.CreateObservableCounter(
+            "headercache.saved_bytes", () => _counters.Totals().BytesSaved, "By", "Managed bytes of the strings that hits did not allocate.");
+        meter.CreateObservableCounter(
             "headercache.lines",
+            ObserveLines,
             "{line}",
             "Header lines taken out of request heads and put back, by outcome: served (no string made for the line) or created (a new name or value string, as Kestrel alone makes).");
         _connections = meter.CreateCounter<long>(
@@ -34,17 +42,11 @@ internal sealed class HeaderCacheMetrics
             "Connections on endpoints with HeaderCache, by what happened to them: counted when they end, or when they start for those it does not read.");
     }
 
-    /// <summary>Adds what the cache did since <paramref name="published"/> and remembers the new totals.</summary>
-    public void Publish(in CacheCounters current, ref CacheCounters published)
-    {
-        Add(_hits, current.Hits - published.Hits);
-        Add(_misses, current.Misses - published.Misses);
-        Add(_evictions, current.Evictions - published.Evictions);
-        Add(_bytesSaved, current.BytesSaved - published.BytesSaved);
-        Add(_lines, current.LinesServed - published.LinesServed, "served");
-        Add(_lines, current.LinesCreated - published.LinesCreated, "created");
-        published = current;
-    }
+    /// <summary>Counts what <paramref name="connection"/>'s cache does from now until <see cref="Unregister"/>.</summary>
+    public void Register(MeteredConnection connection) => _counters.Add(connection);
+
+    /// <summary>Keeps what <paramref name="connection"/>'s cache did, now that it has ended.</summary>
+    public void Unregister(MeteredConnection connection) => _counters.Remove(connection);
 
     /// <summary>Counts a connection by <paramref name="outcome"/> and, unless it was cached, <paramref name="reason"/>.</summary>
     public void ConnectionEnded(string outcome, string? reason)
@@ -58,19 +60,9 @@ internal sealed class HeaderCacheMetrics
         _connections.Add(1, tags);
     }
 
-    private static void Add(Counter<long> counter, long delta)
+    private IEnumerable<Measurement<long>> ObserveLines()
     {
-        if (delta != 0)
-        {
-            counter.Add(delta);
-        }
-    }
-
-    private static void Add(Counter<long> counter, long delta, string outcome)
-    {
-        if (delta != 0)
-        {
-            counter.Add(delta, new KeyValuePair<string, object?>("headercache.line.outcome", outcome));
-        }
+        CacheCounters totals = _counters.Totals();
+        return [new(totals.LinesServed, LinesServed), new(totals.LinesCreated, LinesCreated)];
     }
 }

@@ -113,10 +113,17 @@ internal static class Edge
 }
 
 /// <summary>What one server's HeaderCache did while this object was alive (from its own meter).</summary>
+/// <remarks>
+/// A plain counter reports each increment, and those are summed. An observable counter reports its running total
+/// when asked: each read asks, keeps the latest total, and takes away the total seen at construction, so that traffic
+/// from before this object was made is not counted.
+/// </remarks>
 internal sealed class CacheActivity : IDisposable
 {
     private readonly MeterListener _listener = new();
-    private readonly Dictionary<string, long> _totals = [];
+    private readonly Dictionary<string, long> _sums = [];
+    private readonly Dictionary<string, long> _observed = [];
+    private readonly Dictionary<string, long> _baseline;
 
     public CacheActivity(SampleServer server)
         : this(server.App.Services)
@@ -136,12 +143,24 @@ internal sealed class CacheActivity : IDisposable
         _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
             string key = instrument.Name + string.Concat(tags.ToArray().Select(t => $"|{t.Value}"));
-            lock (_totals)
+            lock (_sums)
             {
-                _totals[key] = _totals.GetValueOrDefault(key) + value;
+                if (instrument.IsObservable)
+                {
+                    _observed[key] = value;
+                }
+                else
+                {
+                    _sums[key] = _sums.GetValueOrDefault(key) + value;
+                }
             }
         });
         _listener.Start();
+        _listener.RecordObservableInstruments();
+        lock (_sums)
+        {
+            _baseline = new Dictionary<string, long>(_observed);
+        }
     }
 
     /// <summary>Header strings served from a cache (names and values).</summary>
@@ -151,16 +170,8 @@ internal sealed class CacheActivity : IDisposable
     public long Resolved => Hits + Get("headercache.misses");
 
     /// <summary>Whether a connection went through HeaderCache's reader (it resolved lines, stepped aside, or closed).</summary>
-    public bool Engaged
-    {
-        get
-        {
-            lock (_totals)
-            {
-                return _totals.Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" || IsReadConnection(t.Key)));
-            }
-        }
-    }
+    public bool Engaged =>
+        Totals().Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" || IsReadConnection(t.Key)));
 
     /// <summary>
     /// Asserts that HeaderCache was on the path (<see cref="Engaged"/>). A connection is counted when it ends, a
@@ -191,16 +202,8 @@ internal sealed class CacheActivity : IDisposable
         return Get($"headercache.connections|{outcome}" + (reason is null ? "" : "|" + reason));
     }
 
-    private long EndedConnections
-    {
-        get
-        {
-            lock (_totals)
-            {
-                return _totals.Where(t => t.Key.StartsWith("headercache.connections|", StringComparison.Ordinal)).Sum(t => t.Value);
-            }
-        }
-    }
+    private long EndedConnections =>
+        Totals().Where(t => t.Key.StartsWith("headercache.connections|", StringComparison.Ordinal)).Sum(t => t.Value);
 
     // A connection HeaderCache's reader went through (not one it skipped).
     private static bool IsReadConnection(string key) =>
@@ -208,11 +211,22 @@ internal sealed class CacheActivity : IDisposable
 
     public void Dispose() => _listener.Dispose();
 
-    private long Get(string key)
+    /// <summary>One instrument's count, by name and tag values: <c>headercache.lines|served</c>.</summary>
+    public long Get(string key) => Totals().GetValueOrDefault(key);
+
+    // What happened since construction, by instrument and tag values: observable instruments are asked first.
+    private Dictionary<string, long> Totals()
     {
-        lock (_totals)
+        _listener.RecordObservableInstruments();
+        lock (_sums)
         {
-            return _totals.GetValueOrDefault(key);
+            var totals = new Dictionary<string, long>(_sums);
+            foreach (var (key, total) in _observed)
+            {
+                totals[key] = total - _baseline.GetValueOrDefault(key);
+            }
+
+            return totals;
         }
     }
 }

@@ -283,7 +283,8 @@ public sealed class WiringTests
             string key = instrument.Name + string.Concat(tags.ToArray().Select(t => $"|{t.Value}"));
             lock (totals)
             {
-                totals[key] = totals.GetValueOrDefault(key) + value;
+                // Observable counters report running totals; plain ones report increments.
+                totals[key] = instrument.IsObservable ? value : totals.GetValueOrDefault(key) + value;
             }
         });
         listener.Start();
@@ -303,6 +304,7 @@ public sealed class WiringTests
             await Task.Delay(20);
         }
 
+        listener.RecordObservableInstruments();
         lock (totals)
         {
             Assert.True(totals.GetValueOrDefault("headercache.hits") > 100, $"hits {totals.GetValueOrDefault("headercache.hits")}");
@@ -321,6 +323,52 @@ public sealed class WiringTests
             {
                 return totals.GetValueOrDefault(key);
             }
+        }
+    }
+
+    [Fact]
+    public async Task Metrics_include_open_connections_and_neither_drop_nor_double_count_them_when_they_close()
+    {
+        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On);
+        using var activity = new CacheActivity(server);
+
+        long hits;
+        long resolved;
+        using (await KeepAliveAsync(server.EndPoint))
+        {
+            (hits, resolved) = (activity.Hits, activity.Resolved);
+            Assert.True(hits > 0, "the open connection's hits are not in the totals");
+            Assert.Equal(0, await activity.ConnectionsAsync("cached", ended: 0));
+        }
+
+        Assert.Equal(1, await activity.ConnectionsAsync("cached"));
+        Assert.Equal((hits, resolved), (activity.Hits, activity.Resolved));
+
+        // The same requests on a new connection (new caches) resolve the same strings: counted once more, open or closed.
+        using (await KeepAliveAsync(server.EndPoint))
+        {
+            Assert.Equal((2 * hits, 2 * resolved), (activity.Hits, activity.Resolved));
+        }
+
+        Assert.Equal(2, await activity.ConnectionsAsync("cached", ended: 2));
+        Assert.Equal((2 * hits, 2 * resolved), (activity.Hits, activity.Resolved));
+
+        // Twelve chrome requests, each answered before the next: the connection stays open for the caller.
+        static async Task<System.Net.Sockets.TcpClient> KeepAliveAsync(IPEndPoint endPoint)
+        {
+            var client = new System.Net.Sockets.TcpClient { NoDelay = true };
+            await client.ConnectAsync(endPoint);
+            var reader = new RawHttp.ResponseReader(client.GetStream());
+            TrafficProfile.Connection traffic = TrafficProfile.Load("chrome").Connect(2);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            for (int i = 0; i < 12; i++)
+            {
+                await client.GetStream().WriteAsync(traffic.Render(i), timeout.Token);
+                string? response = await reader.ReadAsync(timeout.Token);
+                Assert.Equal(200, response is null ? 0 : RawHttp.Status(response));
+            }
+
+            return client;
         }
     }
 
