@@ -30,7 +30,7 @@ internal sealed class HeadCompactor : IDisposable
     private const int MinValueHitRateInverse = 8;
     private const int ValueBypassLength = 1024;
 
-    private const int MissesBeforeNameBypass = 8;
+    private const int MissesBeforeNameBypass = 16;
     private const int NameProbeInterval = 8;
 
     private readonly HeaderStringCache _cache;

@@ -249,16 +249,16 @@ public sealed class HeadCompactorTests
             Assert.Same(stable, (string?)headers["X-Stable"]);
         }
 
-        // Eight misses in a row, then seven values created without a lookup, then one looked up again (a miss).
-        for (int i = 0; i < 16; i++)
+        // Sixteen misses in a row, then seven values created without a lookup, then one looked up again (a miss).
+        for (int i = 0; i < 24; i++)
         {
             Send($"r{i}");
         }
 
-        Assert.Equal(1 + 8 + 1, cache.Counters.Misses);
-        Assert.Equal(15, cache.Counters.Hits);
-        Assert.Equal(10, cache.Count);
-        Assert.Equal(15, driver.Compactor.LinesServed); // X-Stable but on the first request; no X-Request-Id
+        Assert.Equal(1 + 16 + 1, cache.Counters.Misses);
+        Assert.Equal(23, cache.Counters.Hits);
+        Assert.Equal(HeaderStringCache.DefaultSlotCount - 7, cache.Count);
+        Assert.Equal(23, driver.Compactor.LinesServed); // X-Stable but on the first request; no X-Request-Id
 
         // The name's values start repeating: the next look-up admits it, the one after hits, and from then on
         // every line is served from the cache again.
