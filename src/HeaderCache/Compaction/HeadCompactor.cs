@@ -30,7 +30,9 @@ internal sealed class HeadCompactor : IDisposable
     private const int MinValueHitRateInverse = 8;
     private const int ValueBypassLength = 1024;
 
-    private const int MissesBeforeNameBypass = 16;
+    /// <summary>Misses in a row after which a name's values are mostly created without a look-up (per-name
+    /// admission, see <c>LookUpValue</c>).</summary>
+    public const int MissesBeforeNameBypass = 16;
     private const int NameProbeInterval = 8;
 
     private readonly HeaderStringCache _cache;
@@ -492,8 +494,10 @@ internal sealed class HeadCompactor : IDisposable
     // would pay and neither takes slots from the names nor keeps strings alive. Names stay cached.
     //
     // Per name, values that keep missing (request ids, per-file ETags, timestamps) would evict values that do come
-    // back: after a few misses in a row a name's values are created directly, and only every few values is one
-    // looked up (and admitted) again, so a name whose values start repeating comes back.
+    // back: after MissesBeforeNameBypass misses in a row a name's values are created directly, and only every
+    // NameProbeInterval-th is looked up (and admitted) again, so a name whose values start repeating comes back.
+    // Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
+    // served, but more bytes allocated.
     private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, ref bool created)
     {
         if (_valueBypassRemaining > 0)
