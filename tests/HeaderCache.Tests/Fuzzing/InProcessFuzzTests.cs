@@ -42,7 +42,7 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         var started = System.Diagnostics.Stopwatch.StartNew();
         InProcessFuzzer.Result result = await InProcessFuzzer.RunAsync(servers.On, servers.Alone, seed, cases, deadline, progress: output.WriteLine);
         output.WriteLine($"seed {seed}: {result.Cases} cases in {started.Elapsed.TotalSeconds:F0} s, {result.Divergences.Count} divergences; " +
-            $"lines served by the cache: {activity.Resolved}; responses by status: " +
+            $"strings the cache resolved: {activity.Resolved}; responses by status: " +
             string.Join(", ", result.Statuses.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key}: {s.Value}")));
         foreach (var d in result.Divergences.Take(5))
         {
