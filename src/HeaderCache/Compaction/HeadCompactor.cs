@@ -332,7 +332,8 @@ internal sealed class HeadCompactor : IDisposable
         ReadOnlySpan<byte> value = ValueOf(content, colon);
         var line = new HeaderLine(start, start + content.Length + 2, name);
 
-        if (HeaderNameTable.IsKeptForKestrel(name))
+        int kind = HeaderNameTable.Classify(name);
+        if (kind == HeaderNameTable.Kept)
         {
             if (value.ContainsAnyExcept(HttpBytes.FieldContent))
             {
@@ -347,7 +348,7 @@ internal sealed class HeadCompactor : IDisposable
         }
         else
         {
-            line.Known = HeaderNameTable.GetKnownIndex(name);
+            line.Known = kind;
             line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name, ref line.Created, out line.NameSlot);
             line.Repeat = IsRepeat(line, name, section);
             if (line.Repeat || !IsReusedByKestrel(line.Known, value))

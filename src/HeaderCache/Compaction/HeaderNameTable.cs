@@ -37,17 +37,31 @@ internal static class HeaderNameTable
         "tracestate", "Translate", "Upgrade-Insecure-Requests", "User-Agent", "Via", "Warning",
     ];
 
-    private static readonly int[][] KeptByLength = ByLength(KeptForKestrel);
-    private static readonly int[][] KnownByLength = ByLength(Known);
+    // The known names, then the kept ones: one look-up per line tells all three kinds apart.
+    private static readonly string[] All = [.. Known, .. KeptForKestrel];
+    private static readonly int[][] AllByLength = ByLength(All);
+
+    /// <summary>What <see cref="Classify"/> returns for a name Kestrel acts on itself.</summary>
+    public const int Kept = -2;
+
+    /// <summary>What <see cref="Classify"/> returns for a name Kestrel keeps in its dictionary of other names.</summary>
+    public const int Other = -1;
+
+    /// <summary>
+    /// The position of a known header in <see cref="KnownNames"/> (case-insensitively), or <see cref="Kept"/> when
+    /// Kestrel acts on the header itself, or <see cref="Other"/>.
+    /// </summary>
+    public static int Classify(ReadOnlySpan<byte> name)
+    {
+        int index = Find(name);
+        return index < Known.Length ? index : Kept;
+    }
 
     /// <summary>Whether Kestrel acts on this header itself, so its line must stay in the bytes.</summary>
-    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Find(KeptForKestrel, KeptByLength, name) >= 0;
+    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Classify(name) == Kept;
 
     /// <summary>Kestrel's own name constant for a known header, matched case-insensitively.</summary>
-    public static string? GetKnownName(ReadOnlySpan<byte> name) => GetKnownIndex(name) is >= 0 and var index ? Known[index] : null;
-
-    /// <summary>The position of a known header in <see cref="KnownNames"/>, or -1.</summary>
-    public static int GetKnownIndex(ReadOnlySpan<byte> name) => Find(Known, KnownByLength, name);
+    public static string? GetKnownName(ReadOnlySpan<byte> name) => Classify(name) is >= 0 and var index ? Known[index] : null;
 
     /// <summary>All names kept for Kestrel (for documentation and tests).</summary>
     public static IReadOnlyList<string> KeptNames => KeptForKestrel;
@@ -55,22 +69,22 @@ internal static class HeaderNameTable
     /// <summary>All known names that may be re-injected under their canonical constant.</summary>
     public static IReadOnlyList<string> KnownNames => Known;
 
-    private static int Find(string[] names, int[][] byLength, ReadOnlySpan<byte> name)
+    private static int Find(ReadOnlySpan<byte> name)
     {
-        if (name.Length >= byLength.Length)
+        if (name.Length >= AllByLength.Length)
         {
-            return -1;
+            return Other;
         }
 
-        foreach (int index in byLength[name.Length])
+        foreach (int index in AllByLength[name.Length])
         {
-            if (Ascii.EqualsIgnoreCase(name, names[index]))
+            if (Ascii.EqualsIgnoreCase(name, All[index]))
             {
                 return index;
             }
         }
 
-        return -1;
+        return Other;
     }
 
     private static int[][] ByLength(string[] names)
