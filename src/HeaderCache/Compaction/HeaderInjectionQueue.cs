@@ -28,36 +28,34 @@ internal sealed class HeaderInjectionQueue
     /// </summary>
     public void Publish(ReadOnlySpan<HeaderLine> lines)
     {
+        int count = 0;
+        foreach (ref readonly HeaderLine line in lines)
         {
-            int count = 0;
-            foreach (ref readonly HeaderLine line in lines)
+            if (line.Value is not null)
             {
-                if (line.Value is not null)
-                {
-                    EnsureRoom();
-                    _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat);
-                    count++;
-                }
+                EnsureRoom();
+                _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat);
+                count++;
             }
-
-            if (_entryEnd == _counts.Length)
-            {
-                int pending = _entryEnd - _entryStart;
-                if (_entryStart > 0)
-                {
-                    Array.Copy(_counts, _entryStart, _counts, 0, pending);
-                }
-                else
-                {
-                    Array.Resize(ref _counts, Math.Max(4, _counts.Length * 2));
-                }
-
-                _entryStart = 0;
-                _entryEnd = pending;
-            }
-
-            _counts[_entryEnd++] = count;
         }
+
+        if (_entryEnd == _counts.Length)
+        {
+            int pending = _entryEnd - _entryStart;
+            if (_entryStart > 0)
+            {
+                Array.Copy(_counts, _entryStart, _counts, 0, pending);
+            }
+            else
+            {
+                Array.Resize(ref _counts, Math.Max(4, _counts.Length * 2));
+            }
+
+            _entryStart = 0;
+            _entryEnd = pending;
+        }
+
+        _counts[_entryEnd++] = count;
     }
 
     /// <summary>Whether an entry waits for its request.</summary>
@@ -70,28 +68,26 @@ internal sealed class HeaderInjectionQueue
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
     public bool TryApply(IHeaderDictionary headers)
     {
+        if (_entryStart == _entryEnd)
         {
-            if (_entryStart == _entryEnd)
-            {
-                return false;
-            }
-
-            int count = _counts[_entryStart++];
-            for (int i = 0; i < count; i++)
-            {
-                ref Pair pair = ref _pairs[_pairStart++];
-                headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
-                pair = default;
-            }
-
-            if (_entryStart == _entryEnd)
-            {
-                _entryStart = _entryEnd = 0;
-                _pairStart = _pairEnd = 0;
-            }
-
-            return true;
+            return false;
         }
+
+        int count = _counts[_entryStart++];
+        for (int i = 0; i < count; i++)
+        {
+            ref Pair pair = ref _pairs[_pairStart++];
+            headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
+            pair = default;
+        }
+
+        if (_entryStart == _entryEnd)
+        {
+            _entryStart = _entryEnd = 0;
+            _pairStart = _pairEnd = 0;
+        }
+
+        return true;
     }
 
     private void EnsureRoom()
