@@ -156,13 +156,12 @@ internal sealed class HeaderStringCache
             }
         }
 
-        if (bytes.ContainsAnyExcept(HttpBytes.FieldContent))
+        value = DecodeIfValid(bytes);
+        if (value is null)
         {
-            value = null;
             return false;
         }
 
-        value = Decode(bytes);
         Counters.Misses++;
         slot = Admit(fingerprint, value);
         return true;
@@ -173,6 +172,11 @@ internal sealed class HeaderStringCache
     /// 0 for the empty string, which is always the shared <see cref="string.Empty"/>.
     /// </summary>
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
+
+    /// <summary>Creates the string for bytes of VCHAR, SP and HTAB only, as Kestrel would, without touching any cache;
+    /// <see langword="null"/> for any other byte.</summary>
+    internal static string? DecodeIfValid(ReadOnlySpan<byte> bytes) =>
+        bytes.ContainsAnyExcept(HttpBytes.FieldContent) ? null : Decode(bytes);
 
     /// <summary>Creates the string for bytes already known to be valid, without touching any cache.</summary>
     internal static string Decode(ReadOnlySpan<byte> bytes) =>

@@ -434,15 +434,11 @@ internal sealed class HeadCompactor : IDisposable
         if (value.Length > _cache.MaxLength || IsExcluded(name))
         {
             created = true;
-            return DecodeIfValid(value);
+            return HeaderStringCache.DecodeIfValid(value);
         }
 
         return LookUpValue(ref NameMisses(line), value, ref created);
     }
-
-    // A new string, as Kestrel makes it, for a value of VCHAR, SP and HTAB only.
-    private static string? DecodeIfValid(ReadOnlySpan<byte> value) =>
-        value.ContainsAnyExcept(HttpBytes.FieldContent) ? null : HeaderStringCache.Decode(value);
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
     private string ResolveName(ReadOnlySpan<byte> name, ref bool created, out int slot)
@@ -505,7 +501,7 @@ internal sealed class HeadCompactor : IDisposable
         {
             _valueBypassRemaining--;
             created = true;
-            return DecodeIfValid(value);
+            return HeaderStringCache.DecodeIfValid(value);
         }
 
         if (nameMisses >= MissesBeforeNameBypass)
@@ -513,7 +509,7 @@ internal sealed class HeadCompactor : IDisposable
             if (++nameMisses < MissesBeforeNameBypass + NameProbeInterval)
             {
                 created = true;
-                return DecodeIfValid(value);
+                return HeaderStringCache.DecodeIfValid(value);
             }
 
             nameMisses = MissesBeforeNameBypass - 1;
