@@ -1,0 +1,657 @@
+using System.Buffers;
+using System.Collections;
+using System.Globalization;
+using System.IO.Pipelines;
+using System.Net;
+using System.Text;
+using System.Text.RegularExpressions;
+using HeaderCache.InMemory;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Primitives;
+
+namespace HeaderCache.Tests.Requests;
+
+/// <summary>
+/// <c>HttpContext.Request.Headers</c> is Kestrel's own dictionary to every caller, whatever HeaderCache puts in
+/// front of it: random header sets, sent a few times on one keep-alive connection so that later requests are
+/// served from the cache, and random sequences of lookups, enumerations and mutations run by the same app on a
+/// Kestrel with HeaderCache and on a Kestrel alone, must give the same response bytes.
+/// </summary>
+public sealed partial class RequestHeadersDifferentialTests
+{
+    // 4 base seeds x 75 connections: 300 header sets, each sent 3 to 6 times with its own operation sequence.
+    private const int ConnectionsPerSeed = 75;
+
+    private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(10);
+
+    private static readonly byte[] HitsRequest = "GET /hits HTTP/1.1\r\nHost: hits\r\n\r\n"u8.ToArray();
+
+    // Names a client sends; whether a connection sends one is random, so each is present in some sets, absent in others.
+    private static readonly string[] SentNames =
+    [
+        "Accept", "Accept-Encoding", "Accept-Language", "User-Agent", "Cookie", "Referer", "Cache-Control", "Origin",
+        "If-None-Match", "Content-Type", "Upgrade-Insecure-Requests", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest",
+        "Sec-Fetch-User", "sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform", "priority", "x-forwarded-for",
+        "x-request-id", "X-Requested-With", "DNT", "Pragma", "traceparent", "X-Custom-Thing", "x-tenant",
+    ];
+
+    // Lines HeaderCache leaves for Kestrel: the app must see them next to the lines it put back.
+    private static readonly string[] KestrelNames = ["Host", "Content-Length", "Connection"];
+
+    private static readonly string[] NeverSentNames =
+    [
+        "X-Absent", "If-Match", "Authorization", "Expect", "Transfer-Encoding", "Keep-Alive", "Upgrade", "TE", "Accept-Charset",
+    ];
+
+    private static readonly string[] LookupNames = [.. SentNames, .. KestrelNames, .. NeverSentNames];
+
+    // Shared by many names and requests, so the same string is asked of the cache under different names.
+    private static readonly string[] CommonValues =
+    [
+        "*/*", "gzip, deflate, br, zstd", "en-US,en;q=0.9", "?0", "?1", "\"Windows\"", "same-origin", "cors", "document",
+        "u=0, i", "1", "no-cache", "text/html,application/xhtml+xml;q=0.9", "application/json",
+    ];
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(4)]
+    public async Task Request_headers_answer_every_operation_as_with_Kestrel_alone(int baseSeed)
+    {
+        await using InMemoryKestrel cached = await InMemoryKestrel.StartAsync(withHeaderCache: true);
+        await using InMemoryKestrel alone = await InMemoryKestrel.StartAsync(withHeaderCache: false);
+        var seeds = new Random(baseSeed);
+        long hits = 0;
+        int connectionsWithHits = 0;
+        for (int i = 0; i < ConnectionsPerSeed; i++)
+        {
+            ClientConnection connection = ClientConnection.Generate(seeds.Next());
+            Exchange expected = await alone.ExchangeAsync(connection);
+            Exchange actual = await cached.ExchangeAsync(connection);
+            AssertSameResponses(baseSeed, connection, expected, actual);
+
+            Assert.Equal("no feature", expected.Hits);
+            Assert.True(long.TryParse(actual.Hits, NumberStyles.None, CultureInfo.InvariantCulture, out long connectionHits), $"HeaderCache's connection answered /hits with: {actual.Hits}");
+            hits += connectionHits;
+            connectionsWithHits += connectionHits > 0 ? 1 : 0;
+        }
+
+        // Without hits every line might have stayed with Kestrel, and the comparison would prove nothing.
+        Assert.True(hits > 0, $"base seed {baseSeed}: no request was served from the cache");
+        Assert.True(connectionsWithHits * 2 > ConnectionsPerSeed, $"base seed {baseSeed}: only {connectionsWithHits} of {ConnectionsPerSeed} connections had cache hits");
+    }
+
+    private static void AssertSameResponses(int baseSeed, ClientConnection connection, Exchange expected, Exchange actual)
+    {
+        for (int i = 0; i < expected.Responses.Count; i++)
+        {
+            if (expected.Responses[i] != actual.Responses[i])
+            {
+                string request = i < connection.Requests.Count ? Encoding.Latin1.GetString(connection.Requests[i]) : "(the client's FIN)";
+                Assert.Fail(
+                    $"base seed {baseSeed}, connection seed {connection.Seed}, request {i + 1} of {connection.Requests.Count}" +
+                    $" ({(connection.Pipelined ? "pipelined" : "one at a time")}):\n{request}\n" +
+                    $"--- Kestrel alone:\n{expected.Responses[i]}\n--- HeaderCache:\n{actual.Responses[i]}");
+            }
+        }
+    }
+
+    // Random letter casing, to make inputs only: every result is recorded with the casing it comes with.
+    private static string Recase(Random random, string name)
+    {
+        int style = random.Next(4);
+        if (style == 0)
+        {
+            return name;
+        }
+
+        return string.Create(name.Length, (name, style, random), static (chars, state) =>
+        {
+            for (int i = 0; i < chars.Length; i++)
+            {
+                char c = state.name[i];
+                bool upper = state.style switch
+                {
+                    1 => true,
+                    2 => false,
+                    _ => state.random.Next(2) == 0,
+                };
+                chars[i] = upper ? char.ToUpperInvariant(c) : char.ToLowerInvariant(c);
+            }
+        });
+    }
+
+    // Printable ASCII with spaces inside; sometimes empty, only spaces, padded (Kestrel trims) or over MaxValueLength.
+    private static string RandomValue(Random random)
+    {
+        string value = random.Next(20) switch
+        {
+            0 => "",
+            1 => "   ",
+            2 => RandomText(random, random.Next(257, 320)),
+            < 9 => CommonValues[random.Next(CommonValues.Length)],
+            _ => RandomText(random, random.Next(1, 40)),
+        };
+
+        if (random.Next(8) == 0)
+        {
+            value = new string(' ', random.Next(1, 3)) + value;
+        }
+
+        if (random.Next(8) == 0)
+        {
+            value += new string(' ', random.Next(1, 3));
+        }
+
+        return value;
+    }
+
+    private static string RandomText(Random random, int length) =>
+        string.Create(length, random, static (chars, random) =>
+        {
+            for (int i = 0; i < chars.Length; i++)
+            {
+                bool edge = i == 0 || i == chars.Length - 1;
+                chars[i] = !edge && random.Next(10) == 0 ? ' ' : (char)random.Next(0x21, 0x7F);
+            }
+        });
+
+    [GeneratedRegex("\r\nDate: [^\r\n]*")]
+    private static partial Regex DateHeader();
+
+    [GeneratedRegex("\r\nContent-Length: ([0-9]+)\r\n", RegexOptions.IgnoreCase)]
+    private static partial Regex ContentLength();
+
+    /// <summary>
+    /// What one connection sends: the same header set in every request (a few values changed between requests),
+    /// each request with its own operation seed.
+    /// </summary>
+    private sealed record ClientConnection(int Seed, List<byte[]> Requests, bool Pipelined)
+    {
+        public static ClientConnection Generate(int seed)
+        {
+            var random = new Random(seed);
+            double share = 0.2 + random.NextDouble() * 0.6;
+            var lines = SentNames.Where(_ => random.NextDouble() < share).Select(name => new Line(Recase(random, name), RandomValue(random))).ToList();
+            Shuffle(random, lines);
+
+            // A repeated name, possibly in other casing: its values must come back in order, under the casing Kestrel keeps.
+            for (int repeats = random.Next(4) == 0 ? random.Next(1, 3) : 0; repeats > 0 && lines.Count > 0; repeats--)
+            {
+                Line repeated = lines[random.Next(lines.Count)];
+                lines.Insert(random.Next(lines.Count + 1), new Line(Recase(random, repeated.Name), RandomValue(random)));
+            }
+
+            lines.Insert(random.Next(lines.Count + 1), new Line(Recase(random, "Host"), random.Next(2) == 0 ? "example.test" : "localhost:5999"));
+            if (random.Next(3) == 0)
+            {
+                lines.Insert(random.Next(lines.Count + 1), new Line(Recase(random, "Connection"), "keep-alive"));
+            }
+
+            // The line's value is set per request to the length of that request's body.
+            Line? contentLength = null;
+            if (random.Next(4) == 0)
+            {
+                contentLength = new Line(Recase(random, "Content-Length"), "");
+                lines.Insert(random.Next(lines.Count + 1), contentLength);
+            }
+
+            var requests = new List<byte[]>();
+            int count = random.Next(3, 7);
+            for (int i = 0; i < count; i++)
+            {
+                if (i > 0)
+                {
+                    for (int j = 0; j < lines.Count; j++)
+                    {
+                        if (!ReferenceEquals(lines[j], contentLength) && !lines[j].Name.Equals("Host", StringComparison.OrdinalIgnoreCase) && random.Next(7) == 0)
+                        {
+                            lines[j] = lines[j] with { Value = RandomValue(random) };
+                        }
+                    }
+                }
+
+                string body = contentLength is null ? "" : RandomText(random, random.Next(0, 40));
+                var head = new StringBuilder();
+                head.Append(contentLength is null ? "GET" : "POST").Append(" /ops?seed=").Append(random.Next().ToString(CultureInfo.InvariantCulture)).Append(" HTTP/1.1\r\n");
+                foreach (Line line in lines)
+                {
+                    string value = ReferenceEquals(line, contentLength) ? body.Length.ToString(CultureInfo.InvariantCulture) : line.Value;
+                    head.Append(line.Name).Append(':').Append(random.Next(5) == 0 ? "" : " ").Append(value).Append("\r\n");
+                }
+
+                head.Append("\r\n").Append(body);
+                requests.Add(Encoding.ASCII.GetBytes(head.ToString()));
+            }
+
+            return new ClientConnection(seed, requests, Pipelined: random.Next(3) == 0);
+        }
+
+        private static void Shuffle(Random random, List<Line> lines)
+        {
+            for (int i = lines.Count - 1; i > 0; i--)
+            {
+                int j = random.Next(i + 1);
+                (lines[i], lines[j]) = (lines[j], lines[i]);
+            }
+        }
+
+        private sealed record Line(string Name, string Value);
+    }
+
+    /// <summary>The responses to a connection's requests and what came after the client's FIN; the cache's hits.</summary>
+    private sealed record Exchange(List<string> Responses, string Hits);
+
+    /// <summary>
+    /// The app runs the operations on the request's headers and answers with their transcript. It reads the body
+    /// before the operations, so that one setting Content-Length or clearing the headers cannot change what it reads.
+    /// </summary>
+    private static class OperationsApp
+    {
+        public static async Task HandleAsync(HttpContext context)
+        {
+            string body;
+            if (context.Request.Path == "/hits")
+            {
+                body = context.Features.Get<IHeaderStringCacheFeature>() is { } feature
+                    ? feature.Hits.ToString(CultureInfo.InvariantCulture)
+                    : "no feature";
+            }
+            else
+            {
+                using var received = new MemoryStream();
+                await context.Request.Body.CopyToAsync(received);
+                var transcript = new StringBuilder();
+                transcript.Append("body ").Append(Encoding.Latin1.GetString(received.ToArray())).Append('\n');
+                int seed = int.Parse(context.Request.Query["seed"].ToString(), NumberStyles.None, CultureInfo.InvariantCulture);
+                new HeaderOperations(new Random(seed), context.Request.Headers, transcript).Run();
+                body = transcript.ToString();
+            }
+
+            byte[] bytes = Encoding.UTF8.GetBytes(body);
+            context.Response.ContentLength = bytes.Length;
+            await context.Response.Body.WriteAsync(bytes);
+        }
+    }
+
+    /// <summary>A random sequence of what a caller can do with an <see cref="IHeaderDictionary"/>, recorded line by line.</summary>
+    private sealed class HeaderOperations(Random random, IHeaderDictionary headers, StringBuilder transcript)
+    {
+        private static readonly (string Name, Func<IHeaderDictionary, StringValues> Get)[] TypedGetters =
+        [
+            ("Accept", h => h.Accept), ("AcceptEncoding", h => h.AcceptEncoding), ("AcceptLanguage", h => h.AcceptLanguage),
+            ("UserAgent", h => h.UserAgent), ("Cookie", h => h.Cookie), ("Referer", h => h.Referer), ("Host", h => h.Host),
+            ("Connection", h => h.Connection), ("ContentType", h => h.ContentType), ("CacheControl", h => h.CacheControl),
+            ("Origin", h => h.Origin), ("IfNoneMatch", h => h.IfNoneMatch),
+        ];
+
+        private static readonly (string Name, Action<IHeaderDictionary, StringValues> Set)[] TypedSetters =
+        [
+            ("Accept", (h, v) => h.Accept = v), ("UserAgent", (h, v) => h.UserAgent = v), ("Cookie", (h, v) => h.Cookie = v),
+            ("CacheControl", (h, v) => h.CacheControl = v), ("ContentType", (h, v) => h.ContentType = v), ("Origin", (h, v) => h.Origin = v),
+        ];
+
+        private IDictionary<string, StringValues> Dictionary => headers;
+
+        private ICollection<KeyValuePair<string, StringValues>> Collection => headers;
+
+        public void Run()
+        {
+            int count = random.Next(5, 41);
+
+            // The view answers lookups from the taken lines without copying them into Kestrel's collection: most
+            // sequences start with a run of lookups, some are nothing but lookups.
+            int lookupsFirst = random.Next(4) == 0 ? 0 : random.Next(1, count + 1);
+            for (int i = 0; i < count; i++)
+            {
+                transcript.Append(i.ToString(CultureInfo.InvariantCulture)).Append(' ');
+                try
+                {
+                    if (i < lookupsFirst)
+                    {
+                        Lookup();
+                    }
+                    else
+                    {
+                        Any();
+                    }
+                }
+                catch (Exception e)
+                {
+                    transcript.Append(" throws ").Append(e.GetType().Name);
+                }
+
+                transcript.Append('\n');
+            }
+        }
+
+        private void Lookup()
+        {
+            string name = LookupName();
+            switch (random.Next(9))
+            {
+                case 0:
+                case 1:
+                    Write($"this[{name}]", headers[name]);
+                    break;
+                case 2:
+                    bool found = headers.TryGetValue(name, out StringValues values);
+                    Write($"TryGetValue({name})", found).Append(' ');
+                    Append(values);
+                    break;
+                case 3:
+                    Write($"ContainsKey({name})", headers.ContainsKey(name));
+                    break;
+                case 4:
+                    // The IDictionary indexer throws for an absent name where IHeaderDictionary's answers empty.
+                    transcript.Append("IDictionary[").Append(name).Append("] = ");
+                    Append(Dictionary[name]);
+                    break;
+                case 5:
+                    var (property, get) = TypedGetters[random.Next(TypedGetters.Length)];
+                    Write(property, get(headers));
+                    break;
+                case 6:
+                    transcript.Append("ContentLength = ").Append(headers.ContentLength?.ToString(CultureInfo.InvariantCulture) ?? "null");
+                    break;
+                case 7:
+                    StringValues value = random.Next(2) == 0 ? headers[name] : RandomValues();
+                    transcript.Append("Contains(").Append(name).Append(", ");
+                    Append(value);
+                    Write(")", Collection.Contains(new(name, value)));
+                    break;
+                default:
+                    transcript.Append("GetCommaSeparatedValues(").Append(name).Append(") = ").AppendJoin(", ", headers.GetCommaSeparatedValues(name).Select(Quote));
+                    break;
+            }
+        }
+
+        private void Any()
+        {
+            int pick = random.Next(100);
+            switch (pick)
+            {
+                case < 30:
+                    Lookup();
+                    break;
+                case < 35:
+                    Write("Count", headers.Count);
+                    break;
+                case < 42:
+                    transcript.Append("enumerate:");
+                    foreach (KeyValuePair<string, StringValues> pair in headers)
+                    {
+                        AppendPair(pair);
+                    }
+
+                    break;
+                case < 45:
+                    transcript.Append("enumerate untyped:");
+                    foreach (object? item in (IEnumerable)headers)
+                    {
+                        AppendPair((KeyValuePair<string, StringValues>)item!);
+                    }
+
+                    break;
+                case < 49:
+                    transcript.Append("Keys = ").AppendJoin(", ", headers.Keys.Select(Quote));
+                    break;
+                case < 53:
+                    transcript.Append("Values =");
+                    foreach (StringValues values in headers.Values)
+                    {
+                        transcript.Append(' ');
+                        Append(values);
+                    }
+
+                    break;
+                case < 56:
+                    CopyTo();
+                    break;
+                case < 64:
+                    Set(random.Next(2) == 0 ? LookupName() : NewName(), RandomValues());
+                    break;
+                case < 69:
+                    string added = random.Next(2) == 0 ? LookupName() : NewName();
+                    StringValues addedValue = RandomValues();
+                    transcript.Append("Add(").Append(added).Append(", ");
+                    Append(addedValue);
+                    transcript.Append(')');
+                    if (random.Next(2) == 0)
+                    {
+                        // The same member as headers.Add, called the way the analyzer (ASP0019) does not object to:
+                        // its ArgumentException for a present name is what is being compared.
+                        Dictionary.Add(added, addedValue);
+                    }
+                    else
+                    {
+                        Collection.Add(new(added, addedValue));
+                    }
+
+                    break;
+                case < 75:
+                    string removed = LookupName();
+                    Write($"Remove({removed})", headers.Remove(removed));
+                    break;
+                case < 78:
+                    string pairName = LookupName();
+                    StringValues pairValue = random.Next(2) == 0 ? headers[pairName] : RandomValues();
+                    transcript.Append("Remove(").Append(pairName).Append(", ");
+                    Append(pairValue);
+                    Write(")", Collection.Remove(new(pairName, pairValue)));
+                    break;
+                case < 85:
+                    // How a middleware appends a value to a header that may already have some.
+                    string appended = random.Next(4) == 0 ? NewName() : LookupName();
+                    Set(appended, StringValues.Concat(headers[appended], RandomText(random, random.Next(1, 12))));
+                    break;
+                case < 89:
+                    long? length = random.Next(4) == 0 ? null : random.Next(0, 100_000);
+                    transcript.Append("ContentLength := ").Append(length?.ToString(CultureInfo.InvariantCulture) ?? "null");
+                    headers.ContentLength = length;
+                    break;
+                case < 94:
+                    var (property, set) = TypedSetters[random.Next(TypedSetters.Length)];
+                    StringValues typedValue = RandomValues();
+                    transcript.Append(property).Append(" := ");
+                    Append(typedValue);
+                    set(headers, typedValue);
+                    break;
+                case < 99:
+                    Write("IsReadOnly", headers.IsReadOnly);
+                    break;
+                default:
+                    // Rare: everything after it in the sequence would see an empty collection.
+                    transcript.Append("Clear()");
+                    headers.Clear();
+                    break;
+            }
+        }
+
+        private void Set(string name, StringValues value)
+        {
+            transcript.Append("this[").Append(name).Append("] := ");
+            Append(value);
+            headers[name] = value;
+        }
+
+        private void CopyTo()
+        {
+            // Sometimes one entry short, which Kestrel rejects.
+            int offset = random.Next(3);
+            var array = new KeyValuePair<string, StringValues>[Math.Max(0, headers.Count + offset + random.Next(-1, 2))];
+            transcript.Append("CopyTo(").Append(array.Length.ToString(CultureInfo.InvariantCulture)).Append(", ").Append(offset.ToString(CultureInfo.InvariantCulture)).Append("):");
+            Collection.CopyTo(array, offset);
+            foreach (KeyValuePair<string, StringValues> pair in array)
+            {
+                AppendPair(pair);
+            }
+        }
+
+        private string LookupName() => Recase(random, LookupNames[random.Next(LookupNames.Length)]);
+
+        private string NewName() => Recase(random, "X-New-" + random.Next(4).ToString(CultureInfo.InvariantCulture));
+
+        private StringValues RandomValues() => random.Next(8) switch
+        {
+            0 => StringValues.Empty,
+            1 => new StringValues([RandomValue(random), RandomValue(random)]),
+            _ => RandomValue(random),
+        };
+
+        private StringBuilder Write(string operation, StringValues result)
+        {
+            transcript.Append(operation).Append(" = ");
+            return Append(result);
+        }
+
+        private StringBuilder Write(string operation, bool result) => transcript.Append(operation).Append(" = ").Append(result ? "true" : "false");
+
+        private StringBuilder Write(string operation, int result) => transcript.Append(operation).Append(" = ").Append(result.ToString(CultureInfo.InvariantCulture));
+
+        private void AppendPair(KeyValuePair<string, StringValues> pair)
+        {
+            transcript.Append(' ').Append(pair.Key is null ? "(no key)" : Quote(pair.Key)).Append(": ");
+            Append(pair.Value);
+        }
+
+        private StringBuilder Append(StringValues values)
+        {
+            transcript.Append(values.Count.ToString(CultureInfo.InvariantCulture));
+            foreach (string? value in values)
+            {
+                transcript.Append(' ').Append(value is null ? "null" : Quote(value));
+            }
+
+            return transcript;
+        }
+
+        private static string Quote(string value) => "\"" + value + "\"";
+    }
+
+    /// <summary>A real Kestrel over an in-memory transport, with HeaderCache or alone, running <see cref="OperationsApp"/>.</summary>
+    private sealed class InMemoryKestrel(WebApplication app, InMemoryTransport transport) : IAsyncDisposable
+    {
+        public static async Task<InMemoryKestrel> StartAsync(bool withHeaderCache)
+        {
+            var transport = new InMemoryTransport();
+            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+            builder.Logging.ClearProviders();
+            builder.Services.AddSingleton<IConnectionListenerFactory>(transport);
+            if (withHeaderCache)
+            {
+                builder.WebHost.UseHeaderStringCache();
+            }
+
+            builder.WebHost.ConfigureKestrel(k => k.Listen(IPAddress.Loopback, 5999));
+            WebApplication app = builder.Build();
+            app.Run(OperationsApp.HandleAsync);
+            await app.StartAsync();
+            return new InMemoryKestrel(app, transport);
+        }
+
+        /// <summary>
+        /// Sends the connection's requests (all at once when pipelined), then asks for the cache's hits, then sends a
+        /// FIN; every response is without its <c>Date</c>.
+        /// </summary>
+        public async Task<Exchange> ExchangeAsync(ClientConnection connection)
+        {
+            InMemoryClient client = transport.Connect();
+            var responses = new List<string>();
+            if (connection.Pipelined)
+            {
+                await client.Output.WriteAsync(connection.Requests.SelectMany(request => request).ToArray());
+                foreach (byte[] _ in connection.Requests)
+                {
+                    responses.Add(await ReadResponseAsync(client.Input));
+                }
+            }
+            else
+            {
+                foreach (byte[] request in connection.Requests)
+                {
+                    await client.Output.WriteAsync(request);
+                    responses.Add(await ReadResponseAsync(client.Input));
+                }
+            }
+
+            await client.Output.WriteAsync(HitsRequest);
+            string hits = await ReadResponseAsync(client.Input);
+            await client.Output.CompleteAsync();
+            responses.Add(await ReadToEndAsync(client.Input));
+            await client.Input.CompleteAsync();
+            return new Exchange(responses, hits[(hits.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..]);
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await app.StopAsync();
+            await app.DisposeAsync();
+        }
+
+        private static async Task<string> ReadResponseAsync(PipeReader input)
+        {
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync().AsTask().WaitAsync(Deadline);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                if (TryTakeResponse(ref buffer, out string? response))
+                {
+                    input.AdvanceTo(buffer.Start);
+                    return response;
+                }
+
+                if (result.IsCompleted)
+                {
+                    input.AdvanceTo(buffer.End);
+                    return DateHeader().Replace(Encoding.Latin1.GetString(buffer), "") + "<closed>";
+                }
+
+                input.AdvanceTo(buffer.Start, buffer.End);
+            }
+        }
+
+        private static bool TryTakeResponse(ref ReadOnlySequence<byte> buffer, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out string? response)
+        {
+            response = null;
+            var reader = new SequenceReader<byte>(buffer);
+            if (!reader.TryReadTo(out ReadOnlySequence<byte> head, "\r\n\r\n"u8))
+            {
+                return false;
+            }
+
+            Match length = ContentLength().Match(Encoding.Latin1.GetString(head) + "\r\n");
+            long bodyLength = length.Success ? long.Parse(length.Groups[1].ValueSpan, NumberStyles.None, CultureInfo.InvariantCulture) : 0;
+            if (reader.Remaining < bodyLength)
+            {
+                return false;
+            }
+
+            ReadOnlySequence<byte> whole = buffer.Slice(0, reader.Consumed + bodyLength);
+            response = DateHeader().Replace(Encoding.Latin1.GetString(whole), "");
+            buffer = buffer.Slice(whole.End);
+            return true;
+        }
+
+        private static async Task<string> ReadToEndAsync(PipeReader input)
+        {
+            var rest = new StringBuilder();
+            while (true)
+            {
+                ReadResult result = await input.ReadAsync().AsTask().WaitAsync(Deadline);
+                rest.Append(Encoding.Latin1.GetString(result.Buffer));
+                input.AdvanceTo(result.Buffer.End);
+                if (result.IsCompleted)
+                {
+                    return DateHeader().Replace(rest.ToString(), "") + "<closed>";
+                }
+            }
+        }
+    }
+}
