@@ -30,6 +30,7 @@ internal static class ConnectionPathLoop
         long invocations = 0;
         long allocated = GC.GetTotalAllocatedBytes(precise: true);
         TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime;
+        long workItems = ThreadPool.CompletedWorkItemCount;
         var clock = Stopwatch.StartNew();
         while (clock.Elapsed.TotalSeconds < seconds)
         {
@@ -39,9 +40,10 @@ internal static class ConnectionPathLoop
 
         allocated = GC.GetTotalAllocatedBytes(precise: true) - allocated;
         cpu = Process.GetCurrentProcess().TotalProcessorTime - cpu;
+        workItems = ThreadPool.CompletedWorkItemCount - workItems;
         clock.Stop();
         benchmark.Cleanup();
         long requests = invocations * ConnectionPathBenchmarks.RequestsPerInvoke;
-        output.WriteLine($"{profile} {server}: {clock.Elapsed.TotalMicroseconds / requests:F2} us per request, {cpu.TotalMicroseconds / requests:F2} us CPU per request, {(double)allocated / requests:F0} B allocated per request (all threads)");
+        output.WriteLine($"{profile} {server}: {clock.Elapsed.TotalMicroseconds / requests:F2} us per request, {cpu.TotalMicroseconds / requests:F2} us CPU per request, {(double)allocated / requests:F0} B allocated per request (all threads), {(double)workItems / requests:F2} thread-pool work items per request");
     }
 }

@@ -21,6 +21,8 @@ internal sealed class HeaderInjectionQueue
     private int _pairEnd;
     private int _entryStart;
     private int _entryEnd;
+    private int _takenStart;
+    private int _takenCount;
 
     /// <summary>
     /// Publishes, as the next request's entry, the lines of <paramref name="lines"/> that have a value.
@@ -34,7 +36,7 @@ internal sealed class HeaderInjectionQueue
             if (line.Value is not null)
             {
                 EnsureRoom();
-                _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat);
+                _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat, line.Known >= 0);
                 count++;
             }
         }
@@ -61,25 +63,22 @@ internal sealed class HeaderInjectionQueue
     /// <summary>Whether an entry waits for its request.</summary>
     public bool HasEntry => _entryStart != _entryEnd;
 
-    /// <summary>
-    /// Takes the oldest entry and adds its pairs to <paramref name="headers"/> in the order they were sent,
-    /// a repeated name's values after its earlier ones, as Kestrel's parser adds them.
-    /// </summary>
+    /// <summary>The pairs of the entry <see cref="TryTake"/> took last, in the order they were sent. They stay
+    /// readable until the next <see cref="Publish"/>, which comes only after that entry's request has ended.</summary>
+    public ReadOnlySpan<Pair> Taken => _pairs.AsSpan(_takenStart, _takenCount);
+
+    /// <summary>Takes the oldest entry and leaves its pairs in <see cref="Taken"/>.</summary>
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
-    public bool TryApply(IHeaderDictionary headers)
+    public bool TryTake()
     {
         if (_entryStart == _entryEnd)
         {
             return false;
         }
 
-        int count = _counts[_entryStart++];
-        for (int i = 0; i < count; i++)
-        {
-            ref Pair pair = ref _pairs[_pairStart++];
-            headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
-            pair = default;
-        }
+        _takenStart = _pairStart;
+        _takenCount = _counts[_entryStart++];
+        _pairStart += _takenCount;
 
         if (_entryStart == _entryEnd)
         {
@@ -87,6 +86,35 @@ internal sealed class HeaderInjectionQueue
             _pairStart = _pairEnd = 0;
         }
 
+        return true;
+    }
+
+    /// <summary>
+    /// Adds the <see cref="Taken"/> pairs to <paramref name="headers"/> in the order they were sent, a repeated
+    /// name's values after its earlier ones, as Kestrel's parser adds them.
+    /// </summary>
+    public void CopyTakenTo(IHeaderDictionary headers)
+    {
+        foreach (ref readonly Pair pair in Taken)
+        {
+            Write(headers, pair);
+        }
+    }
+
+    /// <summary>Adds one pair to <paramref name="headers"/> as Kestrel's parser adds a line.</summary>
+    public static void Write(IHeaderDictionary headers, in Pair pair) =>
+        headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
+
+    /// <summary>Takes the oldest entry and adds its pairs to <paramref name="headers"/> (<see cref="CopyTakenTo"/>).</summary>
+    /// <returns><see langword="false"/> when no entry was waiting.</returns>
+    public bool TryApply(IHeaderDictionary headers)
+    {
+        if (!TryTake())
+        {
+            return false;
+        }
+
+        CopyTakenTo(headers);
         return true;
     }
 
@@ -114,5 +142,10 @@ internal sealed class HeaderInjectionQueue
         _pairEnd = used;
     }
 
-    private record struct Pair(string Name, string Value, bool Append);
+    /// <summary>A taken line's strings.</summary>
+    /// <param name="Name">The name to put back under: Kestrel's constant for a known name.</param>
+    /// <param name="Value">The value.</param>
+    /// <param name="Append">Whether an earlier pair of the entry has the same name.</param>
+    /// <param name="Known">Whether Kestrel keeps the name in a field of its collection (<see cref="HeaderNameTable.KnownNames"/>).</param>
+    internal readonly record struct Pair(string Name, string Value, bool Append, bool Known);
 }

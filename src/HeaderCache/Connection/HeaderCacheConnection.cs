@@ -3,6 +3,7 @@ using HeaderCache.Caching;
 using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
+using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
@@ -33,6 +34,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         var values = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
         var names = new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(options.MaxValueLength, HeaderStringCache.NameMaxLength));
         _compactor = new HeadCompactor(values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
+        RequestHeaders = new CachedRequestHeaders(_queue);
 
         // Every connection, whether or not anything listens: a listener that attaches later then sees the open
         // connections too, and it costs one uncontended lock here and one in Dispose, with no allocation.
@@ -40,6 +42,9 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         // compact, and would put a check on the request path instead.
         runtime.Metrics.Register(this);
     }
+
+    /// <summary>The request's headers for every request of this connection whose head had lines taken out.</summary>
+    public CachedRequestHeaders RequestHeaders { get; }
 
     /// <summary>The compactor, for tests.</summary>
     public HeadCompactor Compactor => _compactor;
@@ -100,15 +105,6 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     /// <summary>Whether TLS chose HTTP/2 for the connection (ALPN <c>h2</c>).</summary>
     public static bool NegotiatedHttp2(IFeatureCollection features) =>
         features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true;
-
-    /// <summary>Puts the header lines taken out of this request's head back into its headers.</summary>
-    public void RestoreHeaders(IFeatureCollection requestFeatures)
-    {
-        if (_queue.HasEntry && requestFeatures.Get<IHttpRequestFeature>() is { } request)
-        {
-            _queue.TryApply(request.Headers);
-        }
-    }
 
     /// <inheritdoc />
     public void Dispose()

@@ -1,6 +1,7 @@
 using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
+using HeaderCache.Requests;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
@@ -90,6 +91,7 @@ internal sealed class HeaderCacheConnectionMiddleware
         using var connection = new HeaderCacheConnection(
             options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime, context.ConnectionId);
         context.Features.Set<IHeaderStringCacheFeature>(connection);
+        context.Features.Set(connection.RequestHeaders);
         await _next(new HeaderCacheConnectionContext(context, connection)).ConfigureAwait(false);
     }
 }

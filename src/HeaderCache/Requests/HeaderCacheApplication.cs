@@ -1,4 +1,3 @@
-using HeaderCache.Connection;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Http.Features;
 
@@ -15,8 +14,8 @@ internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext
     /// <inheritdoc />
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
-        // Kestrel's request features fall back to the connection's, where the middleware put this.
-        (contextFeatures.Get<IHeaderStringCacheFeature>() as HeaderCacheConnection)?.RestoreHeaders(contextFeatures);
+        // Kestrel's request features fall back to the connection's, where the middleware put the connection's view.
+        contextFeatures.Get<CachedRequestHeaders>()?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 

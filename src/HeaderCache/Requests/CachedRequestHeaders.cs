@@ -1,0 +1,184 @@
+using System.Collections;
+using System.Diagnostics.CodeAnalysis;
+using HeaderCache.Compaction;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Primitives;
+
+namespace HeaderCache.Requests;
+
+/// <summary>
+/// A request's headers as the application sees them when lines were taken out of its head: Kestrel's own
+/// collection, with the taken lines of known names written into it, together with the taken lines of other names,
+/// which are copied into Kestrel's collection only when a caller needs the whole collection. One per connection, set
+/// as the request's <see cref="IHttpRequestFeature.Headers"/> for each request that had such lines taken out.
+/// </summary>
+/// <remarks>
+/// <para>Copying a line of another name into Kestrel's collection costs what Kestrel's own insert costs (a
+/// case-insensitive hash and a dictionary insert) for every line, read or not, and most requests read a few headers
+/// by name, or none. So a read by name is answered from those lines or from Kestrel's collection, and everything else
+/// (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first copies them in, exactly as Kestrel's
+/// parser would have added them, then is Kestrel's collection's own answer.</para>
+/// <para>Known names go into Kestrel's fields at once: that is cheap (a switch on the name), and Kestrel then
+/// holds their values as the previous request's, which it hands back when the next request sends the same bytes
+/// (the compactor leaves such lines to Kestrel). Kestrel enumerates its fields in a fixed order before the other
+/// names, so writing the known ones first changes nothing a caller can see.</para>
+/// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
+/// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name
+/// are taken), both match names case-insensitively, and a held value is the <see cref="StringValues"/> Kestrel
+/// would have stored for one line. A head that repeats another name is copied at once: Kestrel keeps such values
+/// in one array that every read returns, which a view could only imitate.</para>
+/// </remarks>
+internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeaderDictionary
+{
+    // Until the first request with taken lines there is no Kestrel collection to stand for.
+    private static readonly IHeaderDictionary None = new HeaderDictionary();
+
+    private IHeaderDictionary _kestrel = None;
+    private bool _copied = true;
+
+    /// <summary>
+    /// Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
+    /// collection, and makes this the request's headers when lines of other names remain.
+    /// </summary>
+    public void Attach(IFeatureCollection requestFeatures)
+    {
+        if (!queue.TryTake() || requestFeatures.Get<IHttpRequestFeature>() is not { } request)
+        {
+            return;
+        }
+
+        IHeaderDictionary headers = request.Headers;
+        bool others = false;
+        bool repeats = false;
+        foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+        {
+            if (pair.Known)
+            {
+                HeaderInjectionQueue.Write(headers, pair);
+            }
+            else
+            {
+                others = true;
+                repeats |= pair.Append;
+            }
+        }
+
+        _kestrel = headers;
+        _copied = !others;
+        if (repeats)
+        {
+            Kestrel();
+        }
+        else if (others)
+        {
+            request.Headers = this;
+        }
+    }
+
+    /// <inheritdoc />
+    public StringValues this[string key]
+    {
+        get => TryGetTaken(key, out StringValues value) ? value : _kestrel[key];
+        set => Kestrel()[key] = value;
+    }
+
+    /// <inheritdoc />
+    StringValues IDictionary<string, StringValues>.this[string key]
+    {
+        get => TryGetTaken(key, out StringValues value) ? value : ((IDictionary<string, StringValues>)_kestrel)[key];
+        set => ((IDictionary<string, StringValues>)Kestrel())[key] = value;
+    }
+
+    /// <inheritdoc />
+    public long? ContentLength
+    {
+        // Content-Length is never taken out.
+        get => _kestrel.ContentLength;
+        set => Kestrel().ContentLength = value;
+    }
+
+    /// <inheritdoc />
+    public ICollection<string> Keys => Kestrel().Keys;
+
+    /// <inheritdoc />
+    public ICollection<StringValues> Values => Kestrel().Values;
+
+    /// <inheritdoc />
+    public int Count => Kestrel().Count;
+
+    /// <inheritdoc />
+    public bool IsReadOnly => _kestrel.IsReadOnly;
+
+    /// <inheritdoc />
+    public bool ContainsKey(string key) => TryGetTaken(key, out _) || _kestrel.ContainsKey(key);
+
+    /// <inheritdoc />
+    public bool TryGetValue(string key, [MaybeNullWhen(false)] out StringValues value) =>
+        TryGetTaken(key, out value) || _kestrel.TryGetValue(key, out value);
+
+    /// <inheritdoc />
+#pragma warning disable ASP0019 // The view must forward Add as it is: it throws on a duplicate key as Kestrel's does.
+    public void Add(string key, StringValues value) => Kestrel().Add(key, value);
+#pragma warning restore ASP0019
+
+    /// <inheritdoc />
+    public void Add(KeyValuePair<string, StringValues> item) => Kestrel().Add(item);
+
+    /// <inheritdoc />
+    public bool Remove(string key) => Kestrel().Remove(key);
+
+    /// <inheritdoc />
+    public bool Remove(KeyValuePair<string, StringValues> item) => Kestrel().Remove(item);
+
+    /// <inheritdoc />
+    public void Clear() => Kestrel().Clear();
+
+    /// <inheritdoc />
+    public bool Contains(KeyValuePair<string, StringValues> item) => Kestrel().Contains(item);
+
+    /// <inheritdoc />
+    public void CopyTo(KeyValuePair<string, StringValues>[] array, int arrayIndex) => Kestrel().CopyTo(array, arrayIndex);
+
+    /// <inheritdoc />
+    public IEnumerator<KeyValuePair<string, StringValues>> GetEnumerator() => Kestrel().GetEnumerator();
+
+    /// <inheritdoc />
+    IEnumerator IEnumerable.GetEnumerator() => Kestrel().GetEnumerator();
+
+    // Kestrel's collection with the taken lines in it: from here on it answers everything.
+    private IHeaderDictionary Kestrel()
+    {
+        if (!_copied)
+        {
+            _copied = true;
+            foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+            {
+                if (!pair.Known)
+                {
+                    HeaderInjectionQueue.Write(_kestrel, pair);
+                }
+            }
+        }
+
+        return _kestrel;
+    }
+
+    private bool TryGetTaken(string key, out StringValues value)
+    {
+        if (!_copied && key is not null)
+        {
+            foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+            {
+                if (!pair.Known && string.Equals(pair.Name, key, StringComparison.OrdinalIgnoreCase))
+                {
+                    value = pair.Value;
+                    return true;
+                }
+            }
+        }
+
+        value = default;
+        return false;
+    }
+}
