@@ -21,6 +21,10 @@ public class ReaderBenchmarks : IDisposable
     [Params("chrome", "proxy-pool", "plaintext", "churn")]
     public string Profile { get; set; } = "chrome";
 
+    /// <summary>Whether lines sent before are served from the memo of lines (what the memo saves).</summary>
+    [Params(true, false)]
+    public bool RecallsLines { get; set; } = true;
+
     [GlobalSetup]
     public void Setup()
     {
@@ -29,6 +33,7 @@ public class ReaderBenchmarks : IDisposable
         int count = profile.Count * Math.Max(1, 256 / profile.Count);
         _requests = Enumerable.Range(0, count).Select(connection.Render).ToArray();
         _driver = new ReaderDriver(recordSeen: false);
+        _driver.Compactor.RecallsLines = RecallsLines;
         for (int i = 0; i < 2 * count; i++)
         {
             Head();

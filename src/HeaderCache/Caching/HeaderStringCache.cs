@@ -147,10 +147,7 @@ internal sealed class HeaderStringCache
             int found = Find(bytes, fingerprint);
             if (found >= 0)
             {
-                _visited![found] = true;
-                Counters.Hits++;
-                Counters.BytesSaved += StringSize(bytes.Length);
-                value = _strings![found];
+                value = Touch(found);
                 slot = found;
                 return true;
             }
@@ -165,6 +162,22 @@ internal sealed class HeaderStringCache
         Counters.Misses++;
         slot = Admit(fingerprint, value);
         return true;
+    }
+
+    /// <summary>The string in <paramref name="slot"/>, or <see langword="null"/> when the slot holds none.</summary>
+    public string? StringAt(int slot) => (uint)slot < (uint)_count ? _strings![slot] : null;
+
+    /// <summary>
+    /// Returns the string in <paramref name="slot"/> and counts a hit on it, exactly as a lookup that found it there
+    /// would: for a caller that already knows the bytes equal that string.
+    /// </summary>
+    public string Touch(int slot)
+    {
+        string value = _strings![slot];
+        _visited![slot] = true;
+        Counters.Hits++;
+        Counters.BytesSaved += StringSize(value.Length);
+        return value;
     }
 
     /// <summary>

@@ -41,6 +41,7 @@ internal sealed class HeadCompactor : IDisposable
     private readonly HeadLimits _limits;
     private readonly byte[][] _excluded;
     private readonly bool _leaveReusedValues;
+    private readonly LineMemo _memo = new();
 
     private HeaderLine[] _lines = [];
     private int _lineCount;
@@ -50,6 +51,7 @@ internal sealed class HeadCompactor : IDisposable
     private int _valueLookups;
     private int _valueHits;
     private int _valueBypassRemaining;
+    private int _valueSlot;
 
     // Per header name (a known name's index, else its slot in the cache of names after the known ones), how many of
     // its values missed in a row.
@@ -136,6 +138,13 @@ internal sealed class HeadCompactor : IDisposable
 
     /// <summary>Header lines taken out of heads so far.</summary>
     public long StrippedLines => LinesServed + LinesCreated;
+
+    /// <summary>Whether lines sent before are served from the memo of lines; off only in the tests that show the
+    /// memo changes nothing but the work done.</summary>
+    internal bool RecallsLines { get; set; } = true;
+
+    /// <summary>Header lines served from the memo of lines (<see cref="LineMemo"/>), taken or not.</summary>
+    public long LinesRecalled { get; private set; }
 
     /// <summary>Taken lines whose name and value both came without a new string (a cache hit, a constant, an empty value).</summary>
     public long LinesServed { get; private set; }
@@ -313,9 +322,14 @@ internal sealed class HeadCompactor : IDisposable
 
     // Checks a complete header line (without its CRLF) and, unless Kestrel acts on it or reuses its value on its
     // own, resolves its strings now: the cache's lookup is also the validation of the value, so every byte is
-    // looked at once.
+    // looked at once. A line sent before as it is now is served from the memo of lines.
     private PassThroughReason OnHeaderLine(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
+        if (RecallsLines && _lineCount < _limits.MaxRequestHeaderCount && TryRecall(section, content, start))
+        {
+            return PassThroughReason.None;
+        }
+
         int colon = content.IndexOf((byte)':');
         if (colon <= 0 || content[..colon].ContainsAnyExcept(HttpBytes.Token))
         {
@@ -331,6 +345,7 @@ internal sealed class HeadCompactor : IDisposable
         ReadOnlySpan<byte> name = content[..colon];
         ReadOnlySpan<byte> value = ValueOf(content, colon);
         var line = new HeaderLine(start, start + content.Length + 2, name);
+        bool plain = LineMemo.IsPlainLayout(content, colon, value.Length);
 
         int kind = HeaderNameTable.Classify(name);
         if (kind == HeaderNameTable.Kept)
@@ -345,12 +360,22 @@ internal sealed class HeadCompactor : IDisposable
             {
                 return reason;
             }
+
+            if (plain && RecallsLines && !ActsOnFraming(name, value))
+            {
+                // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...).
+                _memo.Remember(new LineMemo.Entry
+                {
+                    Name = HeaderStringCache.Decode(name), Value = HeaderStringCache.Decode(value), Kind = HeaderNameTable.Kept, ValueSlot = -1,
+                });
+            }
         }
         else
         {
             line.Known = kind;
-            line.Name = line.Known >= 0 ? HeaderNameTable.KnownNames[line.Known] : ResolveName(name, ref line.Created, out line.NameSlot);
+            line.Name = line.Known >= 0 ? HeaderNameTable.KnownName(line.Known) : ResolveName(name, ref line.Created, out line.NameSlot);
             line.Repeat = IsRepeat(line, name, section);
+            _valueSlot = -1;
             if (line.Repeat || !IsReusedByKestrel(line.Known, value))
             {
                 if (!Take(ref line, name, value))
@@ -358,6 +383,11 @@ internal sealed class HeadCompactor : IDisposable
                     // A byte other than VCHAR, SP or HTAB.
                     return PassThroughReason.Malformed;
                 }
+            }
+
+            if (plain && RecallsLines)
+            {
+                Remember(line, name);
             }
         }
 
@@ -368,6 +398,75 @@ internal sealed class HeadCompactor : IDisposable
 
         _lines[_lineCount++] = line;
         return PassThroughReason.None;
+    }
+
+    // A line the connection sent before, byte for byte: it is valid and of the same kind, and while the caches
+    // still hold its strings where the memo says, the lookups of the long way would find them there. So it is
+    // served from the memo, with the caches, counters and per-name history changed as those lookups change them;
+    // anything else (a string since evicted, a value that would now be created directly) goes the long way.
+    private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
+    {
+        int found = _memo.Find(content);
+        if (found < 0)
+        {
+            return false;
+        }
+
+        ref readonly LineMemo.Entry entry = ref _memo[found];
+        ReadOnlySpan<byte> name = content[..entry.Name.Length];
+        var line = new HeaderLine(start, start + content.Length + 2, name);
+        if (entry.Kind != HeaderNameTable.Kept)
+        {
+            line.Known = entry.Kind;
+            line.NameSlot = entry.Kind < 0 ? entry.NameSlot : -1;
+            if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
+            {
+                return false;
+            }
+
+            line.Repeat = IsRepeat(line, name, section);
+            bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..]);
+            ref byte nameMisses = ref NameMisses(line);
+            if (take && (_valueBypassRemaining > 0 || nameMisses >= MissesBeforeNameBypass
+                || entry.ValueSlot < 0 || !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value)))
+            {
+                return false;
+            }
+
+            line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot);
+            if (take)
+            {
+                line.Value = _cache.Touch(entry.ValueSlot);
+                _taken += line.End - line.Start;
+                CountValueLookup(ref nameMisses, hit: true);
+            }
+        }
+
+        if (_lineCount == _lines.Length)
+        {
+            GrowLines();
+        }
+
+        _lines[_lineCount++] = line;
+        LinesRecalled++;
+        return true;
+    }
+
+    // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
+    // cache of values holds or Kestrel reuses, under Kestrel's constant (sent in its casing) or a cached name.
+    private void Remember(in HeaderLine line, ReadOnlySpan<byte> name)
+    {
+        string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
+        bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
+        if (value is null || !named || (line.Value is not null && _valueSlot < 0))
+        {
+            return;
+        }
+
+        _memo.Remember(new LineMemo.Entry
+        {
+            Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max(line.NameSlot, 0), ValueSlot = (short)_valueSlot,
+        });
     }
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
@@ -516,13 +615,20 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         long hits = _cache.Counters.Hits;
-        if (!_cache.TryGetOrAdd(value, out string? result))
+        if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot))
         {
             return null;
         }
 
         bool hit = _cache.Counters.Hits != hits;
         created |= !hit;
+        CountValueLookup(ref nameMisses, hit);
+        return result;
+    }
+
+    // The per-name history and the connection's window of recent value lookups.
+    private void CountValueLookup(ref byte nameMisses, bool hit)
+    {
         nameMisses = hit ? (byte)0 : (byte)Math.Min(nameMisses + 1, MissesBeforeNameBypass);
         _valueHits += hit ? 1 : 0;
         if (++_valueLookups == ValueWindow)
@@ -535,9 +641,14 @@ internal sealed class HeadCompactor : IDisposable
 
             _valueLookups = _valueHits = 0;
         }
-
-        return result;
     }
+
+    // Whether OnKeptHeader changes what the compactor knows of the request for this line.
+    private static bool ActsOnFraming(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
+        Ascii.EqualsIgnoreCase(name, "Content-Length"u8)
+        || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8)
+        || Ascii.EqualsIgnoreCase(name, "Upgrade"u8)
+        || (Ascii.EqualsIgnoreCase(name, "Connection"u8) && ContainsIgnoreCase(value, "upgrade"u8));
 
     private PassThroughReason OnKeptHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {

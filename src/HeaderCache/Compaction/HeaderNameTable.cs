@@ -69,6 +69,9 @@ internal static class HeaderNameTable
     /// <summary>All known names that may be re-injected under their canonical constant.</summary>
     public static IReadOnlyList<string> KnownNames => Known;
 
+    /// <summary>The known name at <paramref name="index"/> of <see cref="KnownNames"/>.</summary>
+    public static string KnownName(int index) => Known[index];
+
     private static int Find(ReadOnlySpan<byte> name)
     {
         if (name.Length >= AllByLength.Length)

@@ -43,7 +43,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     /// </summary>
     public void Attach(IFeatureCollection requestFeatures)
     {
-        if (!queue.TryTake() || requestFeatures.Get<IHttpRequestFeature>() is not { } request)
+        if (!queue.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
         {
             return;
         }

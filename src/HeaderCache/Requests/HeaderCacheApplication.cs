@@ -15,7 +15,8 @@ internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
         // Kestrel's request features fall back to the connection's, where the middleware put the connection's view.
-        contextFeatures.Get<CachedRequestHeaders>()?.Attach(contextFeatures);
+        // The indexer, not Get<T>: a generic method called through an interface costs a runtime dictionary lookup.
+        (contextFeatures[typeof(CachedRequestHeaders)] as CachedRequestHeaders)?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 

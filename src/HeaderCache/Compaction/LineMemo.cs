@@ -1,0 +1,125 @@
+using System.Text;
+using HeaderCache.Caching;
+
+namespace HeaderCache.Compaction;
+
+/// <summary>
+/// The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to be
+/// valid, of which kind, and with which strings, without being parsed, classified and looked up name and value
+/// apart.
+/// </summary>
+/// <remarks>
+/// <para>Browsers and proxies send most lines of a head exactly as in an earlier head, so this is the common case.
+/// A lookup is a fingerprint of the line (length and 24 bytes, as the caches use), a scan of 32 fingerprints and
+/// two exact compares against the strings of the entry; being equal to strings that were checked when they were
+/// remembered is also the check of the bytes. Only lines in the layout nearly every client uses are remembered,
+/// <c>name: value</c> with one space and a non-empty value, so that the compares decide the whole line.</para>
+/// <para>This is an accelerator over the caches, not a cache of its own: an entry says where the caches held the
+/// line's strings, and the compactor serves the line from it only while they still do, touching them as the
+/// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
+/// oldest first. Storage is allocated at the first line remembered.</para>
+/// </remarks>
+internal sealed class LineMemo
+{
+    /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines.</summary>
+    public const int Size = 32;
+
+    private readonly uint _seed = (uint)Random.Shared.Next();
+    private uint[] _fingerprints = [];
+    private Entry[] _entries = [];
+    private int _next;
+    private uint _fingerprint;
+    private int _found = -1;
+
+    /// <summary>One remembered line.</summary>
+    public struct Entry
+    {
+        /// <summary>The name exactly as sent: Kestrel's constant, or the string in the cache of names.</summary>
+        public string Name;
+
+        /// <summary>The value exactly as sent.</summary>
+        public string Value;
+
+        /// <summary>A known name's position in <see cref="HeaderNameTable.KnownNames"/>, or
+        /// <see cref="HeaderNameTable.Other"/>, or <see cref="HeaderNameTable.Kept"/>.</summary>
+        public sbyte Kind;
+
+        /// <summary>For <see cref="HeaderNameTable.Other"/>: the slot of the cache of names that held <see cref="Name"/>.</summary>
+        public byte NameSlot;
+
+        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or -1 (a value Kestrel reused, a kept line).</summary>
+        public short ValueSlot;
+    }
+
+    /// <summary>The entry <see cref="Find"/> returned.</summary>
+    public ref readonly Entry this[int index] => ref _entries[index];
+
+    /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
+    public int Find(ReadOnlySpan<byte> line)
+    {
+        _fingerprint = HeaderStringCache.Fingerprint(line, _seed);
+        _found = -1;
+        int offset = 0;
+        while (offset < _fingerprints.Length)
+        {
+            int i = _fingerprints.AsSpan(offset).IndexOf(_fingerprint);
+            if (i < 0)
+            {
+                break;
+            }
+
+            int index = offset + i;
+            if (Matches(line, _entries[index]))
+            {
+                _found = index;
+                break;
+            }
+
+            offset = index + 1;
+        }
+
+        return _found;
+    }
+
+    /// <summary>
+    /// Remembers the line last given to <see cref="Find"/>: in place of the entry found for it (whose strings the
+    /// caches no longer held), else in place of the oldest.
+    /// </summary>
+    public void Remember(in Entry entry)
+    {
+        if (_entries.Length == 0)
+        {
+            _fingerprints = new uint[Size];
+            _entries = new Entry[Size];
+        }
+
+        int index = _found;
+        if (index < 0)
+        {
+            index = _next;
+            _next = (_next + 1) % Size;
+        }
+
+        _fingerprints[index] = _fingerprint;
+        _entries[index] = entry;
+    }
+
+    /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
+    /// <c>name: value</c>, nothing around the value.</summary>
+    public static bool IsPlainLayout(ReadOnlySpan<byte> content, int nameLength, int valueLength) =>
+        valueLength > 0 && content.Length == nameLength + 2 + valueLength && content[nameLength + 1] == (byte)' ';
+
+    private static bool Matches(ReadOnlySpan<byte> line, in Entry entry)
+    {
+        string? name = entry.Name;
+        if (name is null || line.Length != name.Length + 2 + entry.Value.Length)
+        {
+            return false;
+        }
+
+        return line[name.Length] == (byte)':'
+            && line[name.Length + 1] == (byte)' '
+            && Ascii.Equals(line[..name.Length], name)
+            && Ascii.Equals(line[(name.Length + 2)..], entry.Value);
+    }
+}

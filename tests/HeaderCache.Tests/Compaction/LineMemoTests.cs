@@ -1,0 +1,128 @@
+using System.Text;
+using HeaderCache.Caching;
+using HeaderCache.Compaction;
+using HeaderCache.Testing;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Http;
+
+namespace HeaderCache.Tests.Compaction;
+
+/// <summary>The memo of lines only saves work: the caches, the counters and what Kestrel and the request get are
+/// exactly what the long way gives.</summary>
+public sealed class LineMemoTests
+{
+    [Theory]
+    [InlineData("chrome", 0.75)]
+    [InlineData("firefox", 0.75)]
+    [InlineData("safari", 0.75)]
+    [InlineData("proxy-pool", 0.30)]
+    [InlineData("plaintext", 0.95)]
+    [InlineData("churn", 0.0)]
+    public void Serves_lines_sent_again_and_changes_nothing_the_long_way_would_do(string profileName, double minRecalled)
+    {
+        TrafficProfile profile = TrafficProfile.Load(profileName);
+        TrafficProfile.Connection connection = profile.Connect(seed: 7);
+        using var withMemo = new ReaderDriver(new HeaderStringCache(seed: 1));
+        using var without = new ReaderDriver(new HeaderStringCache(seed: 1));
+        without.Compactor.RecallsLines = false;
+
+        long lines = 0;
+        for (int i = 0; i < 400; i++)
+        {
+            byte[] request = connection.Render(i);
+            lines += request.Count(b => b == (byte)'\n') - 2;
+            withMemo.Clear();
+            without.Clear();
+            withMemo.Send(request);
+            without.Send(request);
+
+            Assert.Equal(Encoding.Latin1.GetString(without.Seen), Encoding.Latin1.GetString(withMemo.Seen));
+            Assert.Equal(Taken(without), Taken(withMemo));
+        }
+
+        Assert.Equal(Summary(without), Summary(withMemo));
+        Assert.Equal(0, without.Compactor.LinesRecalled);
+        Assert.InRange(withMemo.Compactor.LinesRecalled, (long)(minRecalled * lines), lines);
+    }
+
+    [Fact]
+    public void A_line_whose_value_was_evicted_since_goes_the_long_way_and_is_remembered_again()
+    {
+        using var driver = new ReaderDriver(new HeaderStringCache(slotCount: 1, seed: 1));
+        string Head(string value) => $"GET / HTTP/1.1\r\nHost: h\r\nX-A: {value}\r\n\r\n";
+        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        string first = TakenValue(driver);
+        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        Assert.Same(first, TakenValue(driver));
+        long recalled = driver.Compactor.LinesRecalled;
+
+        // "2" takes the only slot: "1" is created again, and the memo serves it only once the cache holds it again.
+        driver.Send(Encoding.ASCII.GetBytes(Head("2")));
+        TakenValue(driver);
+        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        string again = TakenValue(driver);
+        Assert.NotSame(first, again);
+        Assert.Equal(recalled + 2, driver.Compactor.LinesRecalled);   // Host, twice
+        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        Assert.Same(again, TakenValue(driver));
+        Assert.Equal(recalled + 4, driver.Compactor.LinesRecalled);
+    }
+
+    [Fact]
+    public void Only_the_plain_layout_is_remembered_and_a_line_that_differs_in_one_byte_is_not_served()
+    {
+        using var driver = new ReaderDriver();
+        foreach (string line in new[] { "X-A:  a", "X-A: a ", "X-A:a", "x-a: a", "X-A: b", "X-A: a" })
+        {
+            driver.Send(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\n{line}\r\n\r\n"));
+            Assert.True(driver.Queue.TryTake());
+        }
+
+        // Only the last line repeats a plain line ("X-A: a" was never sent before in that layout).
+        Assert.Equal(0, driver.Compactor.LinesRecalled);
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nX-A: a\r\n\r\n"));
+        Assert.True(driver.Queue.TryTake());
+        Assert.Equal(1, driver.Compactor.LinesRecalled);
+        Assert.Equal(("X-A", "a"), (driver.Queue.Taken[0].Name, driver.Queue.Taken[0].Value));
+    }
+
+    [Fact]
+    public void Lines_that_act_on_framing_are_never_served_from_the_memo()
+    {
+        using var driver = new ReaderDriver();
+        for (int i = 0; i < 3; i++)
+        {
+            driver.Send(Encoding.ASCII.GetBytes("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx"));
+        }
+
+        // Host is served from the second head on; Content-Length never is.
+        Assert.Equal(2, driver.Compactor.LinesRecalled);
+        driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"));
+        Assert.Equal(3, driver.Compactor.LinesRecalled);
+        Assert.Equal(PassThroughReason.Upgrade, driver.Reader.PassThroughReason);
+    }
+
+    private static string TakenValue(ReaderDriver driver)
+    {
+        Assert.True(driver.Queue.TryTake());
+        return driver.Queue.Taken[0].Value;
+    }
+
+    private static string[] Taken(ReaderDriver driver)
+    {
+        var headers = new HeaderDictionary();
+        var taken = new List<string>();
+        while (driver.Queue.TryApply(headers))
+        {
+            taken.AddRange(headers.Select(h => $"{h.Key}={h.Value}"));
+            headers.Clear();
+        }
+
+        return [.. taken];
+    }
+
+    private static string Summary(ReaderDriver driver) =>
+        $"values {driver.Cache.Counters.Hits}/{driver.Cache.Counters.Misses}/{driver.Cache.Counters.Evictions}, " +
+        $"names {driver.Names.Counters.Hits}/{driver.Names.Counters.Misses}/{driver.Names.Counters.Evictions}, " +
+        $"lines {driver.Compactor.LinesServed}/{driver.Compactor.LinesCreated}, bypasses {driver.Compactor.ValueBypasses}";
+}
