@@ -17,7 +17,8 @@ namespace HeaderCache.Compaction;
 /// <para>This is an accelerator over the caches, not a cache of its own: an entry says where the caches held the
 /// line's strings, and the compactor serves the line from it only while they still do, touching them as the
 /// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
-/// oldest first. Storage is allocated at the first line remembered.</para>
+/// oldest first, but for those found since the replacement hand last passed them (a second chance, as CLOCK gives).
+/// Storage is allocated at the first line remembered.</para>
 /// </remarks>
 internal sealed class LineMemo
 {
@@ -49,6 +50,9 @@ internal sealed class LineMemo
 
         /// <summary>The slot of the cache of values that held <see cref="Value"/>, or -1 (a value Kestrel reused, a kept line).</summary>
         public short ValueSlot;
+
+        /// <summary>Whether the line was found since the replacement hand last passed it.</summary>
+        public bool Found;
     }
 
     /// <summary>The entry <see cref="Find"/> returned.</summary>
@@ -71,6 +75,7 @@ internal sealed class LineMemo
             int index = offset + i;
             if (Matches(line, _entries[index]))
             {
+                _entries[index].Found = true;
                 _found = index;
                 break;
             }
@@ -96,6 +101,13 @@ internal sealed class LineMemo
         int index = _found;
         if (index < 0)
         {
+            // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
+            while (_entries[_next].Found)
+            {
+                _entries[_next].Found = false;
+                _next = (_next + 1) % Size;
+            }
+
             index = _next;
             _next = (_next + 1) % Size;
         }
