@@ -60,9 +60,6 @@ internal sealed class HeaderInjectionQueue
         _counts[_entryEnd++] = count;
     }
 
-    /// <summary>Whether an entry waits for its request.</summary>
-    public bool HasEntry => _entryStart != _entryEnd;
-
     /// <summary>The pairs of the entry <see cref="TryTake"/> took last, in the order they were sent. They stay
     /// readable until the next <see cref="Publish"/>, which comes only after that entry's request has ended.</summary>
     public ReadOnlySpan<Pair> Taken => _pairs.AsSpan(_takenStart, _takenCount);
