@@ -45,6 +45,7 @@ internal sealed class HeadCompactor : IDisposable
 
     private HeaderLine[] _lines = [];
     private int _lineCount;
+    private int _headerCount;
     private int _scanned;
     private int _taken;
     private ulong _seenKeys;
@@ -196,7 +197,7 @@ internal sealed class HeadCompactor : IDisposable
     public void Begin()
     {
         ClearLines();
-        _scanned = _taken = 0;
+        _scanned = _taken = _headerCount = 0;
         _seenKeys = 0;
         SectionLength = CompactedLength = 0;
         ContentLength = -1;
@@ -212,36 +213,29 @@ internal sealed class HeadCompactor : IDisposable
         int limit = _limits.MaxSectionLength;
         while (true)
         {
+            // The first CR or LF decides: a line ends at CRLF, Kestrel rejects a CR followed by anything but LF as
+            // soon as that byte arrives, and it accepts a bare LF as a line end by default (such heads are left to it).
             ReadOnlySpan<byte> rest = section[_scanned..];
-            int lf = rest.IndexOf(LF);
-            ReadOnlySpan<byte> line = lf < 0 ? rest : rest[..(lf + 1)];
-            if (_scanned + line.Length > limit)
+            int end = rest.IndexOfAny(CR, LF);
+            if (end < 0 || (end == rest.Length - 1 && rest[end] == CR))
+            {
+                return _scanned + rest.Length > limit ? PassThrough(PassThroughReason.OverLimit) : Outcome.NeedMore;
+            }
+
+            int length = end + 2;
+            if (_scanned + length > limit)
             {
                 return PassThrough(PassThroughReason.OverLimit);
             }
 
-            // Kestrel rejects a CR followed by anything but LF as soon as that byte arrives. A line ends at its
-            // first LF, so only its first CR can be the line's end.
-            int cr = line.IndexOf(CR);
-            if (cr >= 0 && cr < line.Length - 1 && line[cr + 1] != LF)
+            if (rest[end] == LF || rest[end + 1] != LF)
             {
-                return PassThrough(PassThroughReason.Malformed);
-            }
-
-            if (lf < 0)
-            {
-                return Outcome.NeedMore;
-            }
-
-            if (line.Length < 2 || line[^2] != CR)
-            {
-                // A bare LF: Kestrel accepts it as a line end by default; leave such heads to it.
                 return PassThrough(PassThroughReason.Malformed);
             }
 
             int start = _scanned;
-            _scanned += line.Length;
-            if (line.Length == 2)
+            _scanned += length;
+            if (end == 0)
             {
                 SectionLength = _scanned;
                 CompactedLength = SectionLength - _taken;
@@ -249,7 +243,7 @@ internal sealed class HeadCompactor : IDisposable
                 return Outcome.Complete;
             }
 
-            PassThroughReason reason = OnHeaderLine(section, line[..^2], start);
+            PassThroughReason reason = OnHeaderLine(section, rest[..end], start);
             if (reason != PassThroughReason.None)
             {
                 return PassThrough(reason);
@@ -325,7 +319,13 @@ internal sealed class HeadCompactor : IDisposable
     // looked at once. A line sent before as it is now is served from the memo of lines.
     private PassThroughReason OnHeaderLine(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
-        if (RecallsLines && _lineCount < _limits.MaxRequestHeaderCount && TryRecall(section, content, start))
+        if (_headerCount >= _limits.MaxRequestHeaderCount)
+        {
+            return PassThroughReason.OverLimit;
+        }
+
+        _headerCount++;
+        if (RecallsLines && TryRecall(section, content, start))
         {
             return PassThroughReason.None;
         }
@@ -337,31 +337,20 @@ internal sealed class HeadCompactor : IDisposable
             return PassThroughReason.Malformed;
         }
 
-        if (_lineCount >= _limits.MaxRequestHeaderCount)
-        {
-            return PassThroughReason.OverLimit;
-        }
-
         ReadOnlySpan<byte> name = content[..colon];
         ReadOnlySpan<byte> value = ValueOf(content, colon);
-        var line = new HeaderLine(start, start + content.Length + 2, name);
         bool plain = LineMemo.IsPlainLayout(content, colon, value.Length);
-
         int kind = HeaderNameTable.Classify(name);
         if (kind == HeaderNameTable.Kept)
         {
+            // Stays in the bytes; no other line's name equals it, so it needs no record here.
             if (value.ContainsAnyExcept(HttpBytes.FieldContent))
             {
                 return PassThroughReason.Malformed;
             }
 
             PassThroughReason reason = OnKeptHeader(name, value);
-            if (reason != PassThroughReason.None)
-            {
-                return reason;
-            }
-
-            if (plain && RecallsLines && !ActsOnFraming(name, value))
+            if (reason == PassThroughReason.None && plain && RecallsLines && !ActsOnFraming(name, value))
             {
                 // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...).
                 _memo.Remember(new LineMemo.Entry
@@ -369,34 +358,26 @@ internal sealed class HeadCompactor : IDisposable
                     Name = HeaderStringCache.Decode(name), Value = HeaderStringCache.Decode(value), Kind = HeaderNameTable.Kept, ValueSlot = -1,
                 });
             }
+
+            return reason;
         }
-        else
+
+        var line = new HeaderLine(start, start + content.Length + 2, name) { Known = kind };
+        line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, ref line.Created, out line.NameSlot);
+        line.Repeat = IsRepeat(line, name, section);
+        _valueSlot = -1;
+        if ((line.Repeat || !IsReusedByKestrel(kind, value)) && !Take(ref line, name, value))
         {
-            line.Known = kind;
-            line.Name = line.Known >= 0 ? HeaderNameTable.KnownName(line.Known) : ResolveName(name, ref line.Created, out line.NameSlot);
-            line.Repeat = IsRepeat(line, name, section);
-            _valueSlot = -1;
-            if (line.Repeat || !IsReusedByKestrel(line.Known, value))
-            {
-                if (!Take(ref line, name, value))
-                {
-                    // A byte other than VCHAR, SP or HTAB.
-                    return PassThroughReason.Malformed;
-                }
-            }
-
-            if (plain && RecallsLines)
-            {
-                Remember(line, name);
-            }
+            // A byte other than VCHAR, SP or HTAB.
+            return PassThroughReason.Malformed;
         }
 
-        if (_lineCount == _lines.Length)
+        if (plain && RecallsLines)
         {
-            GrowLines();
+            Remember(line, name);
         }
 
-        _lines[_lineCount++] = line;
+        Record(line);
         return PassThroughReason.None;
     }
 
@@ -413,43 +394,50 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         ref readonly LineMemo.Entry entry = ref _memo[found];
-        ReadOnlySpan<byte> name = content[..entry.Name.Length];
-        var line = new HeaderLine(start, start + content.Length + 2, name);
-        if (entry.Kind != HeaderNameTable.Kept)
+        if (entry.Kind == HeaderNameTable.Kept)
         {
-            line.Known = entry.Kind;
-            line.NameSlot = entry.Kind < 0 ? entry.NameSlot : -1;
-            if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
-            {
-                return false;
-            }
-
-            line.Repeat = IsRepeat(line, name, section);
-            bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..]);
-            ref byte nameMisses = ref NameMisses(line);
-            if (take && (_valueBypassRemaining > 0 || nameMisses >= MissesBeforeNameBypass
-                || entry.ValueSlot < 0 || !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value)))
-            {
-                return false;
-            }
-
-            line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot);
-            if (take)
-            {
-                line.Value = _cache.Touch(entry.ValueSlot);
-                _taken += line.End - line.Start;
-                CountValueLookup(ref nameMisses, hit: true);
-            }
+            LinesRecalled++;
+            return true;
         }
 
+        ReadOnlySpan<byte> name = content[..entry.Name.Length];
+        var line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind };
+        line.NameSlot = entry.Kind < 0 ? entry.NameSlot : -1;
+        if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
+        {
+            return false;
+        }
+
+        line.Repeat = IsRepeat(line, name, section);
+        bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..]);
+        ref byte nameMisses = ref NameMisses(line);
+        if (take && (_valueBypassRemaining > 0 || nameMisses >= MissesBeforeNameBypass
+            || entry.ValueSlot < 0 || !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value)))
+        {
+            return false;
+        }
+
+        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot);
+        if (take)
+        {
+            line.Value = _cache.Touch(entry.ValueSlot);
+            _taken += line.End - line.Start;
+            CountValueLookup(ref nameMisses, hit: true);
+        }
+
+        Record(line);
+        LinesRecalled++;
+        return true;
+    }
+
+    private void Record(in HeaderLine line)
+    {
         if (_lineCount == _lines.Length)
         {
             GrowLines();
         }
 
         _lines[_lineCount++] = line;
-        LinesRecalled++;
-        return true;
     }
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
@@ -558,7 +546,7 @@ internal sealed class HeadCompactor : IDisposable
     // Whether an earlier line of this section has the same name (case-insensitively): then the value is appended
     // to that name's values, as Kestrel appends it, and an earlier line left to Kestrel is taken too, so that
     // all the name's values go back in order. The filter makes a section without repeats linear.
-    private bool IsRepeat(HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
+    private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
         ulong bit = 1UL << (int)(((uint)line.Key * 0x9E3779B9u) >> 26);
         if ((_seenKeys & bit) == 0)
