@@ -400,16 +400,17 @@ internal sealed class HeadCompactor : IDisposable
             return true;
         }
 
-        ReadOnlySpan<byte> name = content[..entry.Name.Length];
-        var line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind };
-        line.NameSlot = entry.Kind < 0 ? entry.NameSlot : -1;
         if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
         {
             return false;
         }
 
+        // Filled in place: copying a line with its two references into the array costs more than the rest.
+        ref HeaderLine line = ref NextLine();
+        ReadOnlySpan<byte> name = content[..entry.Name.Length];
+        line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : -1 };
         line.Repeat = IsRepeat(line, name, section);
-        bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..]);
+        bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
         ref byte nameMisses = ref NameMisses(line);
         if (take && (_valueBypassRemaining > 0 || nameMisses >= MissesBeforeNameBypass
             || entry.ValueSlot < 0 || !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value)))
@@ -425,19 +426,26 @@ internal sealed class HeadCompactor : IDisposable
             CountValueLookup(ref nameMisses, hit: true);
         }
 
-        Record(line);
+        _lineCount++;
         LinesRecalled++;
         return true;
     }
 
     private void Record(in HeaderLine line)
     {
+        NextLine() = line;
+        _lineCount++;
+    }
+
+    // The slot after the recorded lines; a line is recorded once _lineCount moves past it.
+    private ref HeaderLine NextLine()
+    {
         if (_lineCount == _lines.Length)
         {
             GrowLines();
         }
 
-        _lines[_lineCount++] = line;
+        return ref _lines[_lineCount];
     }
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
@@ -464,9 +472,11 @@ internal sealed class HeadCompactor : IDisposable
         return line.Value is not null;
     }
 
-    // A known value equal to the previous request's single value: Kestrel hands back its previous string.
-    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value) =>
-        known >= 0 && (_previousMask & (1UL << known)) != 0 && Ascii.Equals(value, _previous[known]);
+    // A known value equal to the previous request's single value: Kestrel hands back its previous string. A
+    // recalled line whose string is that very string needs no compare (its bytes were just compared to it).
+    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null) =>
+        known >= 0 && (_previousMask & (1UL << known)) != 0
+        && ((recalled is not null && ReferenceEquals(recalled, _previous[known])) || Ascii.Equals(value, _previous[known]));
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
     {
@@ -555,6 +565,11 @@ internal sealed class HeadCompactor : IDisposable
             return false;
         }
 
+        return FindRepeat(line, name, section);
+    }
+
+    private bool FindRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
+    {
         // An earlier line's name string is Kestrel's constant or has exactly that line's bytes.
         foreach (ref HeaderLine earlier in _lines.AsSpan(0, _lineCount))
         {
