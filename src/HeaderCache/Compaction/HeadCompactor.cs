@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using HeaderCache.Caching;
+using HeaderCache.Diagnostics;
 
 namespace HeaderCache.Compaction;
 
@@ -106,17 +107,18 @@ internal sealed class HeadCompactor : IDisposable
     /// <summary>The connection's cache of names.</summary>
     public HeaderStringCache Names => _names;
 
-    /// <summary>What both caches have done, and the lines taken out.</summary>
-    public CacheCounters Counters
+    /// <summary>What both caches have done.</summary>
+    public CacheCounters Counters => _cache.Counters + _names.Counters;
+
+    /// <summary>What the instruments report of this connection.</summary>
+    public MeteredCounts Metered => new()
     {
-        get
-        {
-            CacheCounters counters = _cache.Counters + _names.Counters;
-            counters.LinesServed = LinesServed;
-            counters.LinesCreated = LinesCreated;
-            return counters;
-        }
-    }
+        LinesServed = LinesServed,
+        LinesCreated = LinesCreated,
+        AvoidedBytes = AvoidedBytes,
+        ValueEvictions = _cache.Counters.Evictions,
+        NameEvictions = _names.Counters.Evictions,
+    };
 
     /// <summary>Why <see cref="Scan"/> last returned <see cref="Outcome.PassThrough"/>.</summary>
     public PassThroughReason Reason { get; private set; }
