@@ -121,7 +121,8 @@ public sealed class HeaderCacheMetricsTests : IDisposable
     [Fact]
     public async Task Over_a_real_server_lines_and_avoided_bytes_are_exactly_those_computed_by_hand()
     {
-        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On);
+        var withCache = new ReuseTests.HeaderRecorder();
+        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, withCache.Install);
         using var activity = new CacheActivity(server);
 
         // Host stays for Kestrel and is never counted. Accept is a known header (Kestrel's constant, no name string);
@@ -144,9 +145,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
             // taken out now, to be put back in order, and served; only the second avoids anything (32).
             "x-a: bbb\r\nAccept: a/1\r\nAccept: a/1\r\nx-e:\r\n",
         ];
-        var batches = heads.Select(h => (IReadOnlyList<byte[]>)[Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: x\r\n{h}\r\n")]).ToList();
-        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, batches, RawHttp.Whole);
-        Assert.All(transcript.SkipLast(1), r => Assert.Equal(200, RawHttp.Status(r)));
+        await SendAsync(server, heads);
         Assert.Equal(1, await activity.ConnectionsAsync("cached"));
 
         int xa = Three + Three;
@@ -156,6 +155,16 @@ public sealed class HeaderCacheMetricsTests : IDisposable
             (Served: 0 + 2 + 3 + 2 + 4, Created: 3 + 1, Avoided: (xa + xe) + (xa + accept + xe) + (xa + xe) + (xa + 0 + accept + xe)),
             (Served: activity.Get("headercache.lines|served"), Created: activity.Get("headercache.lines|created"), Avoided: activity.Get("headercache.allocation.avoided")));
         Assert.Equal(448, activity.Get("headercache.allocation.avoided"));
+
+        // The hand count's model of Kestrel, checked against Kestrel: the same heads without HeaderCache give the
+        // application exactly that many more bytes of new header strings.
+        var alone = new ReuseTests.HeaderRecorder();
+        await using (SampleServer kestrel = await SampleServer.StartAsync(CacheMode.KestrelAlone, alone.Install))
+        {
+            await SendAsync(kestrel, heads);
+        }
+
+        Assert.Equal(448, NewStringBytes(alone) - NewStringBytes(withCache));
     }
 
     [Fact]
@@ -167,8 +176,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
         // One value slot: each new value evicts the one before; the two names fit in the cache of names. x-b: 2 finds
         // its value in the cache but needs a new name string: the line is created and avoids nothing.
         string[] heads = ["x-a: 1\r\n", "x-a: 2\r\n", "x-b: 2\r\n", "x-b: 3\r\n"];
-        var batches = heads.Select(h => (IReadOnlyList<byte[]>)[Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: x\r\n{h}\r\n")]).ToList();
-        await RawHttp.ExchangeAsync(server.EndPoint, batches, RawHttp.Whole);
+        await SendAsync(server, heads);
         Assert.Equal(1, await activity.ConnectionsAsync("cached"));
 
         Assert.Equal((Values: 2, Names: 0), (Values: activity.Get("headercache.evictions|value"), Names: activity.Get("headercache.evictions|name")));
@@ -178,6 +186,27 @@ public sealed class HeaderCacheMetricsTests : IDisposable
     }
 
     public void Dispose() => _services.Dispose();
+
+    // One GET per head, in turn, on one keep-alive connection.
+    private static async Task SendAsync(SampleServer server, string[] heads)
+    {
+        var batches = heads.Select(h => (IReadOnlyList<byte[]>)[Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: x\r\n{h}\r\n")]).ToList();
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, batches, RawHttp.Whole);
+        Assert.Equal(heads.Length + 1, transcript.Count);
+        Assert.All(transcript.SkipLast(1), r => Assert.Equal(200, RawHttp.Status(r)));
+    }
+
+    // The managed bytes of the header name and value strings the application received new: each instance counted
+    // the first time it arrives on the connection, constants (interned, as Kestrel's names and string.Empty) never.
+    private static long NewStringBytes(ReuseTests.HeaderRecorder recorder)
+    {
+        var seen = new HashSet<string>(ReferenceEqualityComparer.Instance);
+        return recorder.Requests
+            .SelectMany(r => r.Headers)
+            .SelectMany(h => new[] { h.Name, h.Value })
+            .Where(s => !ReferenceEquals(string.IsInterned(s), s) && seen.Add(s))
+            .Sum(s => (long)HeaderStringCache.StringSize(s.Length));
+    }
 
     private sealed class FakeConnection : MeteredConnection
     {
