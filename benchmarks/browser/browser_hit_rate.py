@@ -5,9 +5,9 @@ Installs Debian's chromium if it is missing, builds the sample (Release, artifac
 starts the sample, lets one browser session walk the site (/site/page1: about 30 resources of the same origin
 per page, two fetch() calls with custom headers; then a reload, page2, a reload, page3, a reload, the form post,
 a reload and page2 again; every reload revalidates each resource with If-None-Match), and reads the server's
-/stats before and after. Prints the requests, bytes allocated per request, and for HeaderCache the hit rate of
-its caches (names and values looked up, hits / (hits + misses)), the header lines served without a new string,
-and the connections by outcome.
+/stats before and after. Prints the requests, bytes allocated per request, and for HeaderCache the header lines
+served without a new string (of those it took out), the bytes Kestrel alone would have allocated for them
+(headercache.allocation.avoided), evictions by kind and the connections by outcome.
 
 Usage: benchmarks/browser/browser_hit_rate.py [--runs 3] [--no-build]
 """
@@ -106,11 +106,13 @@ def main():
             bytes_per[mode].append(per_request)
             line = f"run {i + 1} {mode:12} {requests} requests, {per_request:,.0f} B allocated per request"
             if mode == "headercache":
-                hits, misses = cache.get("headercache.hits", 0), cache.get("headercache.misses", 0)
                 connections = {k.split("|", 1)[1]: v for k, v in cache.items() if k.startswith("headercache.connections|")}
                 served, created = cache.get("headercache.lines|served", 0), cache.get("headercache.lines|created", 0)
-                line += (f", hit rate {hits / max(1, hits + misses):.1%} ({hits} hits, {misses} misses), lines served {served} of {served + created}"
-                         f" ({served / max(1, served + created):.1%}), evictions {cache.get('headercache.evictions', 0)}, connections {connections}")
+                avoided = cache.get("headercache.allocation.avoided", 0)
+                line += (f", lines served {served} of {served + created} ({served / max(1, served + created):.1%}),"
+                         f" bytes avoided {avoided:,} ({avoided / requests:,.0f} per request),"
+                         f" evictions {cache.get('headercache.evictions|value', 0)} values / {cache.get('headercache.evictions|name', 0)} names,"
+                         f" connections {connections}")
             print(line, flush=True)
     median = {m: sorted(v)[len(v) // 2] for m, v in bytes_per.items()}
     print(f"RESULT browser bytes_per_request_ratio={median['headercache'] / median['kestrel']:.3f} "

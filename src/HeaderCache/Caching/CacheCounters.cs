@@ -1,7 +1,7 @@
 namespace HeaderCache.Caching;
 
-/// <summary>What one cache (or a connection's caches and compactor) has done since it was created. Plain fields: a
-/// cache belongs to one connection.</summary>
+/// <summary>What one cache (or both caches of a connection) has done since it was created. Plain fields: a cache
+/// belongs to one connection.</summary>
 internal struct CacheCounters
 {
     /// <summary>Lookups answered with a string already in the cache.</summary>
@@ -13,14 +13,10 @@ internal struct CacheCounters
     /// <summary>Strings dropped to make room for a new one.</summary>
     public long Evictions;
 
-    /// <summary>Managed bytes of the strings that hits did not allocate.</summary>
+    /// <summary>Managed bytes of the strings that hits did not allocate: the cache's own measure, for the eviction study.
+    /// It is not what a connection saves against Kestrel alone, which reuses some values on its own
+    /// (<see cref="Compaction.HeadCompactor.AvoidedBytes"/>).</summary>
     public long BytesSaved;
-
-    /// <summary>Header lines taken out of heads and put back without a new string (set by the compactor).</summary>
-    public long LinesServed;
-
-    /// <summary>Header lines taken out of heads for which a new string was made (set by the compactor).</summary>
-    public long LinesCreated;
 
     /// <summary>The counts of two caches together.</summary>
     public static CacheCounters operator +(CacheCounters left, CacheCounters right) => new()
@@ -29,7 +25,5 @@ internal struct CacheCounters
         Misses = left.Misses + right.Misses,
         Evictions = left.Evictions + right.Evictions,
         BytesSaved = left.BytesSaved + right.BytesSaved,
-        LinesServed = left.LinesServed + right.LinesServed,
-        LinesCreated = left.LinesCreated + right.LinesCreated,
     };
 }

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using HeaderCache.Caching;
+using HeaderCache.Diagnostics;
 
 namespace HeaderCache.Compaction;
 
@@ -107,17 +108,18 @@ internal sealed class HeadCompactor : IDisposable
     /// <summary>The connection's cache of names.</summary>
     public HeaderStringCache Names => _names;
 
-    /// <summary>What both caches have done, and the lines taken out.</summary>
-    public CacheCounters Counters
+    /// <summary>What both caches have done.</summary>
+    public CacheCounters Counters => _cache.Counters + _names.Counters;
+
+    /// <summary>What the instruments report of this connection.</summary>
+    public MeteredCounts Metered => new()
     {
-        get
-        {
-            CacheCounters counters = _cache.Counters + _names.Counters;
-            counters.LinesServed = LinesServed;
-            counters.LinesCreated = LinesCreated;
-            return counters;
-        }
-    }
+        LinesServed = LinesServed,
+        LinesCreated = LinesCreated,
+        AvoidedBytes = AvoidedBytes,
+        ValueEvictions = _cache.Counters.Evictions,
+        NameEvictions = _names.Counters.Evictions,
+    };
 
     /// <summary>Why <see cref="Scan"/> last returned <see cref="Outcome.PassThrough"/>.</summary>
     public PassThroughReason Reason { get; private set; }
@@ -152,6 +154,12 @@ internal sealed class HeadCompactor : IDisposable
 
     /// <summary>Taken lines for which a new name or value string was made.</summary>
     public long LinesCreated { get; private set; }
+
+    /// <summary>
+    /// Managed bytes of the strings Kestrel alone would have allocated for the lines served: each one's value, unless
+    /// Kestrel would have handed back its previous string, and its name, unless Kestrel has a constant for it.
+    /// </summary>
+    public long AvoidedBytes { get; private set; }
 
     /// <summary>
     /// How often the connection's values stopped going through the cache: fewer than one in
@@ -277,12 +285,19 @@ internal sealed class HeadCompactor : IDisposable
             else
             {
                 LinesServed++;
+                AvoidedBytes += AvoidedBy(line);
             }
         }
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
         Publish();
     }
+
+    // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
+    // string.Empty either way (StringSize(0) is 0).
+    private static int AvoidedBy(in HeaderLine line) =>
+        (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.Value!.Length))
+        + (line.Known < 0 ? HeaderStringCache.StringSize(line.Name!.Length) : 0);
 
     // Publishes the taken lines for the head's request. Between heads the lines array goes back to the pool,
     // so an idle connection does not hold it.
@@ -577,6 +592,8 @@ internal sealed class HeadCompactor : IDisposable
             {
                 if (earlier.Value is null)
                 {
+                    // Left because Kestrel would hand back its previous string: taking it saves nothing.
+                    earlier.ReusedByKestrel = true;
                     ReadOnlySpan<byte> content = section[earlier.Start..(earlier.End - 2)];
                     Take(ref earlier, name, ValueOf(content, content.IndexOf((byte)':')));
                 }

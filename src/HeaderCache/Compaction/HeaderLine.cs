@@ -34,6 +34,10 @@ internal struct HeaderLine
     /// not hold), as Kestrel alone would have made one.</summary>
     public bool Created;
 
+    /// <summary>Whether Kestrel alone would have handed back its previous string for the value: the line was left to it
+    /// until a later line of the section repeated its name.</summary>
+    public bool ReusedByKestrel;
+
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
     {

@@ -56,7 +56,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
 
     /// <inheritdoc />
-    public override CacheCounters Counters => _compactor.Counters;
+    public override MeteredCounts Counters => _compactor.Metered;
 
     /// <inheritdoc />
     public long Hits => _compactor.Counters.Hits;

@@ -1,9 +1,7 @@
-using HeaderCache.Caching;
-
 namespace HeaderCache.Diagnostics;
 
 /// <summary>
-/// The cache counters of all connections so far, for the observable instruments: those of connections that ended,
+/// The counts of all connections so far, for the observable instruments: those of connections that ended,
 /// added up as each ends, plus those of the open ones, read when the instruments are observed. A connection takes the
 /// lock when it opens and when it ends, never per request.
 /// </summary>
@@ -11,7 +9,7 @@ internal sealed class ConnectionCounters
 {
     private readonly Lock _lock = new();
     private MeteredConnection? _first;
-    private CacheCounters _ended;
+    private MeteredCounts _ended;
 
     /// <summary>Counts <paramref name="connection"/> from now on, while it is open.</summary>
     public void Add(MeteredConnection connection)
@@ -24,7 +22,7 @@ internal sealed class ConnectionCounters
         }
     }
 
-    /// <summary>Keeps the counters of <paramref name="connection"/>, which has ended, and stops reading it.</summary>
+    /// <summary>Keeps the counts of <paramref name="connection"/>, which has ended, and stops reading it.</summary>
     public void Remove(MeteredConnection connection)
     {
         lock (_lock)
@@ -47,18 +45,18 @@ internal sealed class ConnectionCounters
         }
     }
 
-    /// <summary>The counters of every connection so far, ended or open.</summary>
+    /// <summary>The counts of every connection so far, ended or open.</summary>
     /// <remarks>
     /// An open connection's counters are plain fields its own thread writes without synchronization. That is enough:
     /// each only grows, so a reading is at worst a moment stale and the next one catches up, and the final values
     /// are read by the thread that ends the connection (<see cref="Remove"/>). (A 32-bit process could read a value
     /// torn as it crosses a multiple of 2^32; a 64-bit one reads each whole.)
     /// </remarks>
-    public CacheCounters Totals()
+    public MeteredCounts Totals()
     {
         lock (_lock)
         {
-            CacheCounters totals = _ended;
+            MeteredCounts totals = _ended;
             for (MeteredConnection? connection = _first; connection is not null; connection = connection.Next)
             {
                 totals += connection.Counters;

@@ -1,20 +1,23 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
-using HeaderCache.Caching;
 
 namespace HeaderCache.Diagnostics;
 
 /// <summary>
-/// The <c>HeaderCache</c> meter. Instruments are named in Kestrel's style (lowercase, dotted).
+/// The <c>HeaderCache</c> meter, named as ASP.NET Core names Kestrel's (lowercase, dotted; the unit in the unit, not
+/// the name; an outcome as a tag of one instrument). What each counts is in the README's table.
 /// </summary>
 /// <remarks>
 /// What the caches do is counted in plain fields of each connection and only read when a listener observes the
-/// instruments, so a request does no metrics work at all.
+/// instruments, so a request does no metrics work at all. There are no hit or miss instruments: they counted strings,
+/// names and values mixed, where a user wants header lines and the bytes those lines did not cost.
 /// </remarks>
 internal sealed class HeaderCacheMetrics
 {
     private static readonly KeyValuePair<string, object?> LinesServed = new("headercache.line.outcome", "served");
     private static readonly KeyValuePair<string, object?> LinesCreated = new("headercache.line.outcome", "created");
+    private static readonly KeyValuePair<string, object?> ValuesEvicted = new("headercache.string.kind", "value");
+    private static readonly KeyValuePair<string, object?> NamesEvicted = new("headercache.string.kind", "name");
 
     private readonly ConnectionCounters _counters = new();
     private readonly Counter<long> _connections;
@@ -24,18 +27,20 @@ internal sealed class HeaderCacheMetrics
     {
         Meter meter = meterFactory.Create(HeaderCacheOptions.MeterName);
         meter.CreateObservableCounter(
-            "headercache.hits", () => _counters.Totals().Hits, "{string}", "Header names and values served from a connection's cache: strings not allocated.");
-        meter.CreateObservableCounter(
-            "headercache.misses", () => _counters.Totals().Misses, "{string}", "Header names and values that were created and admitted to a connection's cache.");
-        meter.CreateObservableCounter(
-            "headercache.evictions", () => _counters.Totals().Evictions, "{string}", "Strings dropped from a connection's cache to make room.");
-        meter.CreateObservableCounter(
-            "headercache.saved_bytes", () => _counters.Totals().BytesSaved, "By", "Managed bytes of the strings that hits did not allocate.");
-        meter.CreateObservableCounter(
             "headercache.lines",
             ObserveLines,
             "{line}",
             "Header lines taken out of request heads and put back, by outcome: served (no string made for the line) or created (a new name or value string, as Kestrel alone makes).");
+        meter.CreateObservableCounter(
+            "headercache.allocation.avoided",
+            () => _counters.Totals().AvoidedBytes,
+            "By",
+            "Managed bytes of the header strings Kestrel alone would have allocated for the lines served: the value, unless Kestrel reuses its previous string, and the name, unless Kestrel has a constant for it.");
+        meter.CreateObservableCounter(
+            "headercache.evictions",
+            ObserveEvictions,
+            "{string}",
+            "Strings dropped from a connection's cache to make room for another, by kind: value (the SlotCount value slots) or name (the slots of names Kestrel has no constant for).");
         _connections = meter.CreateCounter<long>(
             "headercache.connections",
             "{connection}",
@@ -62,7 +67,13 @@ internal sealed class HeaderCacheMetrics
 
     private IEnumerable<Measurement<long>> ObserveLines()
     {
-        CacheCounters totals = _counters.Totals();
+        MeteredCounts totals = _counters.Totals();
         return [new(totals.LinesServed, LinesServed), new(totals.LinesCreated, LinesCreated)];
+    }
+
+    private IEnumerable<Measurement<long>> ObserveEvictions()
+    {
+        MeteredCounts totals = _counters.Totals();
+        return [new(totals.ValueEvictions, ValuesEvicted), new(totals.NameEvictions, NamesEvicted)];
     }
 }

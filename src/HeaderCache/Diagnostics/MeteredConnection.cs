@@ -1,9 +1,7 @@
-using HeaderCache.Caching;
-
 namespace HeaderCache.Diagnostics;
 
 /// <summary>
-/// A connection whose cache counters the observable instruments read while it is open. It lives in Diagnostics so
+/// A connection whose counts the observable instruments read while it is open. It lives in Diagnostics so
 /// that the registry (<see cref="ConnectionCounters"/>) needs nothing from the Connection folder, and its links make
 /// the registry an intrusive list: opening and closing a connection allocates nothing and costs O(1).
 /// </summary>
@@ -19,5 +17,5 @@ internal abstract class MeteredConnection
     /// What the connection's caches and compactor have done so far. Read by the thread that observes the instruments
     /// while the connection's own thread writes them.
     /// </summary>
-    public abstract CacheCounters Counters { get; }
+    public abstract MeteredCounts Counters { get; }
 }

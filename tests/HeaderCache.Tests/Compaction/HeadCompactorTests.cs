@@ -170,12 +170,17 @@ public sealed class HeadCompactorTests
         driver.Send(Encoding.ASCII.GetBytes(Head("1")));
         Assert.True(driver.Queue.TryApply(new HeaderDictionary()));
         Assert.Equal((0, 4), (driver.Compactor.LinesServed, driver.Compactor.LinesCreated));   // every name and value is new
+        Assert.Equal(0, driver.Compactor.AvoidedBytes);
 
-        // Second head: sec-ch-ua and X-Empty come from the caches; Accept's and X-Id's values are new.
+        // Second head: sec-ch-ua and X-Empty come from the caches; Accept's and X-Id's values are new. Kestrel alone
+        // would have made sec-ch-ua's name and value and X-Empty's name (its empty value is string.Empty).
         driver.Send(Encoding.ASCII.GetBytes(Head("2")));
         Assert.True(driver.Queue.TryApply(new HeaderDictionary()));
         Assert.Equal((0 + 2, 4 + 2), (driver.Compactor.LinesServed, driver.Compactor.LinesCreated));
         Assert.Equal(8, driver.Compactor.StrippedLines);
+        Assert.Equal(
+            HeaderStringCache.StringSize("sec-ch-ua".Length) + HeaderStringCache.StringSize("\"A\"".Length) + HeaderStringCache.StringSize("X-Empty".Length),
+            driver.Compactor.AvoidedBytes);
     }
 
     [Fact]

@@ -163,15 +163,15 @@ internal sealed class CacheActivity : IDisposable
         }
     }
 
-    /// <summary>Header strings served from a cache (names and values).</summary>
-    public long Hits => Get("headercache.hits");
+    /// <summary>Header lines taken out of heads and served without a new string.</summary>
+    public long LinesServed => Get("headercache.lines|served");
 
-    /// <summary>Header names and values resolved through a cache, hit or miss: lines were taken out of heads.</summary>
-    public long Resolved => Hits + Get("headercache.misses");
+    /// <summary>Header lines taken out of heads, served or created.</summary>
+    public long LinesTaken => LinesServed + Get("headercache.lines|created");
 
-    /// <summary>Whether a connection went through HeaderCache's reader (it resolved lines, stepped aside, or closed).</summary>
+    /// <summary>Whether a connection went through HeaderCache's reader (it took lines out, stepped aside, or closed).</summary>
     public bool Engaged =>
-        Totals().Any(t => t.Value > 0 && (t.Key is "headercache.hits" or "headercache.misses" || IsReadConnection(t.Key)));
+        Totals().Any(t => t.Value > 0 && (t.Key.StartsWith("headercache.lines|", StringComparison.Ordinal) || IsReadConnection(t.Key)));
 
     /// <summary>
     /// Asserts that HeaderCache was on the path (<see cref="Engaged"/>). A connection is counted when it ends, a

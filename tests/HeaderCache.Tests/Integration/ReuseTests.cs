@@ -82,7 +82,7 @@ public sealed class ReuseTests
     }
 
     /// <summary>Records the header string instances every request saw, from the first middleware.</summary>
-    private sealed class HeaderRecorder : IStartupFilter
+    internal sealed class HeaderRecorder : IStartupFilter
     {
         public sealed record Request(string ConnectionId, List<(string Name, string Value)> Headers);
 

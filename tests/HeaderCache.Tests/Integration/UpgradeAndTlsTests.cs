@@ -38,7 +38,7 @@ public sealed class UpgradeTests(ServerPair servers)
         Assert.Equal("frame:" + Convert.ToHexString([0x81, 0x0b, .. "hello, echo"u8]), transcript[3]);
         Assert.Equal("frame:" + Convert.ToHexString([0x88, 0x02, 0x03, 0xe8]), transcript[4]);
         Assert.Equal(RawHttp.Closed, transcript[5]);
-        Assert.True(activity.Hits > 0, "the requests before the upgrade were not compacted");
+        Assert.True(activity.LinesServed > 0, "the requests before the upgrade were not compacted");
         Assert.Equal(1, await activity.ConnectionsAsync("passed_through", "upgrade"));
     }
 
@@ -130,7 +130,7 @@ public sealed class TlsTests : IDisposable
 
         await ExchangeOnBothAsync(on, off, connections: 3);
 
-        Assert.True(activity.Hits > 0, "nothing was served from the cache over TLS");
+        Assert.True(activity.LinesServed > 0, "nothing was served from the cache over TLS");
         Assert.Equal(3, await activity.ConnectionsAsync("cached", ended: 3));
         Assert.Equal(0, await activity.ConnectionsAsync("passed_through", "tls", ended: 3));
         Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
@@ -196,7 +196,7 @@ public sealed class TlsTests : IDisposable
 
         Assert.Equal(echoes[..3], echoes[3..]);
         Assert.StartsWith("GET /h2?i=0 HTTP/2\n", echoes[0], StringComparison.Ordinal);
-        Assert.Equal(0, activity.Resolved);
+        Assert.Equal(0, activity.LinesTaken);
         Assert.Equal(1, await activity.ConnectionsAsync("skipped", "http2"));
         Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
     }
