@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.Text;
 using HeaderCache.Caching;
-using HeaderCache.Diagnostics;
 
 namespace HeaderCache.Compaction;
 

@@ -1,3 +1,5 @@
+using HeaderCache.Compaction;
+
 namespace HeaderCache.Diagnostics;
 
 /// <summary>

@@ -1,6 +1,7 @@
 using System.Diagnostics.Metrics;
 using System.Text;
 using HeaderCache.Caching;
+using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Tests.Integration;
 using Microsoft.Extensions.DependencyInjection;
