@@ -42,6 +42,9 @@ internal sealed class HeadCompactor : IDisposable
     private readonly byte[][] _excluded;
     private readonly bool _leaveReusedValues;
     private readonly LineMemo _memo = new();
+    private readonly SharedStringTable? _sharedValues;
+    private readonly SharedStringTable? _sharedNames;
+    private readonly long _connectionId;
 
     private HeaderLine[] _lines = [];
     private int _lineCount;
@@ -71,14 +74,20 @@ internal sealed class HeadCompactor : IDisposable
     /// <param name="excludedNames">Names whose values are never cached.</param>
     /// <param name="leaveReusedValues">Kestrel reuses a known header's string when the value repeats the previous
     /// request's (its <c>DisableStringReuse</c> is off): such lines are then left to Kestrel.</param>
+    /// <param name="shared">The process's shared tier, or <see langword="null"/> when it is off: asked only when the
+    /// connection's own cache misses a value (or name) of a header on <see cref="ShareableHeaders"/>.</param>
     public HeadCompactor(
         HeaderStringCache cache,
         HeaderStringCache names,
         HeaderInjectionQueue queue,
         HeadLimits limits,
         IEnumerable<string>? excludedNames = null,
-        bool leaveReusedValues = true)
+        bool leaveReusedValues = true,
+        SharedStrings? shared = null)
     {
+        _sharedValues = shared?.Values;
+        _sharedNames = shared?.Names;
+        _connectionId = shared is null ? 0 : SharedAdmission.NewConnectionId();
         _cache = cache;
         _names = names;
         _queue = queue;
@@ -373,7 +382,8 @@ internal sealed class HeadCompactor : IDisposable
         else
         {
             line.Known = kind;
-            line.Name = line.Known >= 0 ? HeaderNameTable.KnownName(line.Known) : ResolveName(name, ref line.Created, out line.NameSlot);
+            line.Shared = _sharedValues is not null && IsShareable(kind, name);
+            line.Name = line.Known >= 0 ? HeaderNameTable.KnownName(line.Known) : ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
             line.Repeat = IsRepeat(line, name, section);
             _valueSlot = -1;
             if (line.Repeat || !IsReusedByKestrel(line.Known, value))
@@ -536,16 +546,18 @@ internal sealed class HeadCompactor : IDisposable
             return HeaderStringCache.DecodeIfValid(value);
         }
 
-        return LookUpValue(ref NameMisses(line), value, ref created);
+        return LookUpValue(ref NameMisses(line), value, line.Shared ? _sharedValues : null, ref created);
     }
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
-    private string ResolveName(ReadOnlySpan<byte> name, ref bool created, out int slot)
+    private string ResolveName(ReadOnlySpan<byte> name, bool shared, ref bool created, out int slot)
     {
-        long hits = _names.Counters.Hits;
-        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot) ? cached : HeaderStringCache.Decode(name);
-        bool miss = _names.Counters.Hits == hits;
-        created |= miss;
+        CacheCounters before = _names.Counters;
+        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId)
+            ? cached
+            : HeaderStringCache.Decode(name);
+        bool miss = _names.Counters.Hits == before.Hits;
+        created |= miss && _names.Counters.SharedHits == before.SharedHits;
         if (miss && slot >= 0 && _nameMisses.Length != 0)
         {
             // The slot held another name, or none: the history starts again.
@@ -594,7 +606,10 @@ internal sealed class HeadCompactor : IDisposable
     // NameProbeInterval-th is looked up (and admitted) again, so a name whose values start repeating comes back.
     // Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
     // served, but more bytes allocated.
-    private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, ref bool created)
+    //
+    // A value of a header on the allow-list that the connection's cache misses is asked of the shared tier first
+    // (shared is null otherwise, or when the tier is off); a string it holds is served as a hit.
+    private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, SharedStringTable? shared, ref bool created)
     {
         if (_valueBypassRemaining > 0)
         {
@@ -614,13 +629,13 @@ internal sealed class HeadCompactor : IDisposable
             nameMisses = MissesBeforeNameBypass - 1;
         }
 
-        long hits = _cache.Counters.Hits;
-        if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot))
+        long served = _cache.Counters.Hits + _cache.Counters.SharedHits;
+        if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot, shared, _connectionId))
         {
             return null;
         }
 
-        bool hit = _cache.Counters.Hits != hits;
+        bool hit = _cache.Counters.Hits + _cache.Counters.SharedHits != served;
         created |= !hit;
         CountValueLookup(ref nameMisses, hit);
         return result;
@@ -700,6 +715,11 @@ internal sealed class HeadCompactor : IDisposable
 
         return ref _nameMisses[entry];
     }
+
+    // Whether the line's strings may come from, and be offered to, the shared tier: on the allow-list and not excluded
+    // (an excluded name's values never reach a cache; its name stays out of the shared tier too).
+    private bool IsShareable(int known, ReadOnlySpan<byte> name) =>
+        known >= 0 ? (ShareableHeaders.KnownMask & (1UL << known)) != 0 : ShareableHeaders.IsShareableOther(name) && !IsExcluded(name);
 
     private bool IsExcluded(ReadOnlySpan<byte> name)
     {
