@@ -17,12 +17,24 @@ internal sealed class SharedStrings
     /// <summary>Names held: only names on the allow-list are offered, in the few casings clients send.</summary>
     public const int NameCapacity = 64;
 
+    /// <summary>Creates both tables, empty.</summary>
+    public SharedStrings()
+        : this(shareNames: true)
+    {
+    }
+
+    /// <summary>Creates the tables; without <paramref name="shareNames"/> only values are shared, for the eviction study,
+    /// which measures what sharing names adds.</summary>
+    internal SharedStrings(bool shareNames) =>
+        Names = shareNames ? new SharedStringTable(NameCapacity, HeaderStringCache.NameMaxLength) : null;
+
     /// <summary>The shared values, of at most <see cref="HeaderStringCache.DefaultMaxLength"/> characters.</summary>
     public SharedStringTable Values { get; } = new(ValueCapacity, HeaderStringCache.DefaultMaxLength);
 
-    /// <summary>The shared names, of at most <see cref="HeaderStringCache.NameMaxLength"/> characters.</summary>
-    public SharedStringTable Names { get; } = new(NameCapacity, HeaderStringCache.NameMaxLength);
+    /// <summary>The shared names (of headers Kestrel has no constant for), of at most
+    /// <see cref="HeaderStringCache.NameMaxLength"/> characters; <see langword="null"/> only in the study.</summary>
+    public SharedStringTable? Names { get; }
 
     /// <summary>The most managed bytes both tables can keep alive.</summary>
-    public long MaxRetainedBytes => Values.MaxRetainedBytes + Names.MaxRetainedBytes;
+    public long MaxRetainedBytes => Values.MaxRetainedBytes + (Names?.MaxRetainedBytes ?? 0);
 }

@@ -49,7 +49,7 @@ public sealed class SharedTierTests
         }
 
         Assert.Equal(2, shared.Values.Count);
-        Assert.Equal(1, shared.Names.Count);
+        Assert.Equal(1, shared.Names!.Count);
     }
 
     [Fact]
@@ -103,14 +103,14 @@ public sealed class SharedTierTests
 
         // The control line is shared, so the tier was on; nothing else is.
         Assert.Equal(1, shared.Values.Count);
-        Assert.Equal(0, shared.Names.Count);
+        Assert.Equal(0, shared.Names!.Count);
         Assert.True(shared.Values.TryFind("control/1.0"u8, out _, out _));
         foreach (string line in Private.Split("\r\n", StringSplitOptions.RemoveEmptyEntries))
         {
             string name = line[..line.IndexOf(':', StringComparison.Ordinal)];
             string value = line[(name.Length + 2)..];
             Assert.False(shared.Values.TryFind(Encoding.ASCII.GetBytes(value), out _, out _), name);
-            Assert.False(shared.Names.TryFind(Encoding.ASCII.GetBytes(name), out _, out _), name);
+            Assert.False(shared.Names!.TryFind(Encoding.ASCII.GetBytes(name), out _, out _), name);
             Assert.Equal(values.Count, values.Select(v => v[name]).Distinct(ReferenceEqualityComparer.Instance).Count());
         }
     }
@@ -129,7 +129,7 @@ public sealed class SharedTierTests
 
         Assert.False(shared.Values.TryFind("u/1"u8, out _, out _));
         Assert.False(shared.Values.TryFind("\"A\";v=\"1\""u8, out _, out _));
-        Assert.False(shared.Names.TryFind("sec-ch-ua"u8, out _, out _));
+        Assert.False(shared.Names!.TryFind("sec-ch-ua"u8, out _, out _));
         Assert.True(shared.Values.TryFind("en"u8, out _, out _));
     }
 
