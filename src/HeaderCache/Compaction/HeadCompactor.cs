@@ -552,12 +552,15 @@ internal sealed class HeadCompactor : IDisposable
     // Names are validated tokens, so the cache refuses only names longer than its limit.
     private string ResolveName(ReadOnlySpan<byte> name, bool shared, ref bool created, out int slot)
     {
-        CacheCounters before = _names.Counters;
+        long hits = _names.Counters.Hits;
+        long misses = _names.Counters.Misses;
         string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId)
             ? cached
             : HeaderStringCache.Decode(name);
-        bool miss = _names.Counters.Hits == before.Hits;
-        created |= miss && _names.Counters.SharedHits == before.SharedHits;
+        bool miss = _names.Counters.Hits == hits;
+
+        // A name too long for the cache, or one it missed that the shared tier did not serve, is a new string.
+        created |= slot < 0 || _names.Counters.Misses != misses;
         if (miss && slot >= 0 && _nameMisses.Length != 0)
         {
             // The slot held another name, or none: the history starts again.
@@ -629,13 +632,14 @@ internal sealed class HeadCompactor : IDisposable
             nameMisses = MissesBeforeNameBypass - 1;
         }
 
-        long served = _cache.Counters.Hits + _cache.Counters.SharedHits;
+        // A lookup that made no string was served, by this connection's cache or the shared tier.
+        long misses = _cache.Counters.Misses;
         if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot, shared, _connectionId))
         {
             return null;
         }
 
-        bool hit = _cache.Counters.Hits + _cache.Counters.SharedHits != served;
+        bool hit = _cache.Counters.Misses == misses;
         created |= !hit;
         CountValueLookup(ref nameMisses, hit);
         return result;
