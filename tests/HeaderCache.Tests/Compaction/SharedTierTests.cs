@@ -152,6 +152,47 @@ public sealed class SharedTierTests
         Assert.Contains("X-Forwarded-Proto", ShareableHeaders.Names);
     }
 
+    [Theory]
+    [InlineData("chrome")]
+    [InlineData("proxy-pool")]
+    public void The_memo_of_lines_changes_nothing_with_the_tier_on(string profileName)
+    {
+        // Two tiers warmed by the same connections, then the same connection with and without the memo.
+        TrafficProfile profile = TrafficProfile.Load(profileName);
+        SharedStrings withMemoTier = new(), withoutTier = new();
+        for (int seed = 1; seed <= K; seed++)
+        {
+            foreach (SharedStrings tier in new[] { withMemoTier, withoutTier })
+            {
+                using var warm = new ReaderDriver(new HeaderStringCache(seed: 1), shared: tier);
+                for (int i = 0; i < 20; i++)
+                {
+                    warm.Send(profile.Connect(seed).Render(i));
+                    warm.Queue.TryApply(new HeaderDictionary());
+                }
+            }
+        }
+
+        TrafficProfile.Connection connection = profile.Connect(seed: 9);
+        using var withMemo = new ReaderDriver(new HeaderStringCache(seed: 1), shared: withMemoTier);
+        using var without = new ReaderDriver(new HeaderStringCache(seed: 1), shared: withoutTier);
+        without.Compactor.RecallsLines = false;
+        for (int i = 0; i < 400; i++)
+        {
+            byte[] request = connection.Render(i);
+            withMemo.Clear();
+            without.Clear();
+            withMemo.Send(request);
+            without.Send(request);
+            Assert.Equal(Encoding.Latin1.GetString(without.Seen), Encoding.Latin1.GetString(withMemo.Seen));
+            Assert.Equal(Taken(without), Taken(withMemo));
+        }
+
+        Assert.Equal(without.Compactor.Counters, withMemo.Compactor.Counters);
+        Assert.True(withMemo.Compactor.Counters.SharedHits > 0);
+        Assert.True(withMemo.Compactor.LinesRecalled > 0);
+    }
+
     [Fact]
     public void Without_the_tier_no_connection_gets_another_ones_string()
     {
@@ -168,5 +209,12 @@ public sealed class SharedTierTests
         }
 
         Assert.Equal(values.Count, values.Distinct(ReferenceEqualityComparer.Instance).Count());
+    }
+
+    private static string Taken(ReaderDriver driver)
+    {
+        var headers = new HeaderDictionary();
+        driver.Queue.TryApply(headers);
+        return string.Join('\n', headers.Select(h => $"{h.Key}={string.Join('|', h.Value.ToArray())}"));
     }
 }
