@@ -193,6 +193,49 @@ public class SharedStringTableTests
         Assert.False(table.TryFind(bytes, out _, out _));
     }
 
+    [Fact]
+    public void Behind_a_connections_cache_a_shared_hit_is_admitted_there_so_the_next_lookup_is_a_local_hit()
+    {
+        var table = new SharedStringTable(64, 256);
+        byte[] bytes = TestBytes.Bytes("text/css,*/*;q=0.1");
+        string? offered = null;
+        for (int i = 0; i < K; i++)
+        {
+            var earlier = new HeaderStringCache();
+            Assert.True(earlier.TryGetOrAdd(bytes, out offered, out _, table, SharedAdmission.NewConnectionId()));
+            Assert.Equal((0, 1), (earlier.Counters.SharedHits, earlier.Counters.Misses));
+        }
+
+        var cache = new HeaderStringCache();
+        long connection = SharedAdmission.NewConnectionId();
+        Assert.True(cache.TryGetOrAdd(bytes, out string? first, out int slot, table, connection));
+        Assert.Same(offered, first);
+        Assert.Same(first, cache.StringAt(slot));
+        Assert.Equal((1L, 0L, 0L), (cache.Counters.SharedHits, cache.Counters.Hits, cache.Counters.Misses));
+        Assert.Equal(HeaderStringCache.StringSize(bytes.Length), cache.Counters.BytesSaved);
+
+        Assert.True(cache.TryGetOrAdd(bytes, out string? second, out _, table, connection));
+        Assert.Same(first, second);
+        Assert.Equal((1L, 1L, 0L), (cache.Counters.SharedHits, cache.Counters.Hits, cache.Counters.Misses));
+    }
+
+    [Fact]
+    public void Bytes_a_connections_cache_refuses_are_neither_served_nor_offered()
+    {
+        var table = new SharedStringTable(64, 256) { FingerprintOverride = (_, _) => 3 };
+        foreach (byte invalid in TestBytes.InvalidBytes)
+        {
+            byte[] bytes = TestBytes.Bytes("en-US,en;q=0.9");
+            bytes[5] = invalid;
+            for (int i = 0; i < K + 1; i++)
+            {
+                Assert.False(new HeaderStringCache().TryGetOrAdd(bytes, out _, out _, table, SharedAdmission.NewConnectionId()));
+            }
+        }
+
+        Assert.Equal(0, table.Count);
+    }
+
     private static void Admit(SharedStringTable table, byte[] bytes)
     {
         for (int i = 0; i < K; i++)
