@@ -60,7 +60,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public override CacheCounters Counters => _compactor.Counters;
 
     /// <inheritdoc />
-    public long Hits => _compactor.Counters.Hits;
+    public long Hits => _compactor.Counters.Hits + _compactor.Counters.SharedHits;
 
     /// <inheritdoc />
     public long Misses => _compactor.Counters.Misses;
