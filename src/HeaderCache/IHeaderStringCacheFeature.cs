@@ -19,7 +19,8 @@ public interface IHeaderStringCacheFeature
     /// </summary>
     string? InactiveReason { get; }
 
-    /// <summary>Header names and values this connection's cache has handed back without allocating.</summary>
+    /// <summary>Header names and values this connection's cache has handed back without allocating, including those it
+    /// took from the shared tier (<see cref="HeaderCacheOptions.SharePopularValues"/>).</summary>
     long Hits { get; }
 
     /// <summary>Header names and values this connection's cache has created and kept.</summary>

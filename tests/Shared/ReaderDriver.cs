@@ -18,11 +18,13 @@ internal sealed class ReaderDriver : IDisposable
 
     /// <param name="recordSeen">Whether <see cref="Seen"/> keeps what the reader showed; studies of what a connection
     /// keeps alive turn it off, as that record is the driver's, not the connection's.</param>
-    public ReaderDriver(HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true)
+    /// <param name="shared">The shared tier the connection's caches have behind them, or none (the default).</param>
+    public ReaderDriver(
+        HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, SharedStrings? shared = null)
     {
         _recordSeen = recordSeen;
         Cache = cache ?? new HeaderStringCache();
-        Compactor = new HeadCompactor(Cache, Names, Queue, limits ?? HeadLimits.Default, excluded);
+        Compactor = new HeadCompactor(Cache, Names, Queue, limits ?? HeadLimits.Default, excluded, shared: shared);
         Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
     }
 

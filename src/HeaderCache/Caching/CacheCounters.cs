@@ -10,6 +10,9 @@ internal struct CacheCounters
     /// <summary>Lookups that created a new string.</summary>
     public long Misses;
 
+    /// <summary>Lookups this cache missed that the process-wide shared tier answered: strings not allocated either.</summary>
+    public long SharedHits;
+
     /// <summary>Strings dropped to make room for a new one.</summary>
     public long Evictions;
 
@@ -23,6 +26,7 @@ internal struct CacheCounters
     {
         Hits = left.Hits + right.Hits,
         Misses = left.Misses + right.Misses,
+        SharedHits = left.SharedHits + right.SharedHits,
         Evictions = left.Evictions + right.Evictions,
         BytesSaved = left.BytesSaved + right.BytesSaved,
     };

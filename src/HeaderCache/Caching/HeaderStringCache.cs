@@ -132,7 +132,21 @@ internal sealed class HeaderStringCache
     /// <param name="bytes">The header bytes.</param>
     /// <param name="value">The string for the bytes.</param>
     /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
-    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot)
+    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot) =>
+        TryGetOrAdd(bytes, out value, out slot, null, 0);
+
+    /// <summary>
+    /// <see cref="TryGetOrAdd(ReadOnlySpan{byte}, out string?, out int)"/> with a shared tier behind this cache: a
+    /// miss here takes the string from <paramref name="shared"/> when it holds the bytes (counted in
+    /// <see cref="CacheCounters.SharedHits"/>), else creates it and offers it there for <paramref name="connection"/>.
+    /// Either way the string is admitted here, so the next lookup of the bytes is a hit.
+    /// </summary>
+    /// <param name="bytes">The header bytes.</param>
+    /// <param name="value">The string for the bytes.</param>
+    /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
+    /// <param name="shared">The shared tier, or <see langword="null"/> when these bytes must not be shared.</param>
+    /// <param name="connection">The connection's id for the shared tier's admission.</param>
+    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, SharedStringTable? shared, long connection)
     {
         slot = -1;
         if (bytes.Length > _maxLength)
@@ -153,6 +167,11 @@ internal sealed class HeaderStringCache
             }
         }
 
+        if (shared is not null)
+        {
+            return TryGetShared(bytes, out value, out slot, fingerprint, shared, connection);
+        }
+
         value = DecodeIfValid(bytes);
         if (value is null)
         {
@@ -160,6 +179,31 @@ internal sealed class HeaderStringCache
         }
 
         Counters.Misses++;
+        slot = Admit(fingerprint, value);
+        return true;
+    }
+
+    // A miss with a shared tier behind: a string the tier holds equals the bytes, which the compare validated.
+    private bool TryGetShared(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, uint fingerprint, SharedStringTable shared, long connection)
+    {
+        slot = -1;
+        if (shared.TryFind(bytes, out value, out uint sharedFingerprint))
+        {
+            Counters.SharedHits++;
+            Counters.BytesSaved += StringSize(value.Length);
+        }
+        else
+        {
+            value = DecodeIfValid(bytes);
+            if (value is null)
+            {
+                return false;
+            }
+
+            Counters.Misses++;
+            shared.Offer(sharedFingerprint, value, connection);
+        }
+
         slot = Admit(fingerprint, value);
         return true;
     }

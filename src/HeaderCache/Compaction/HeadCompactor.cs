@@ -42,6 +42,9 @@ internal sealed class HeadCompactor : IDisposable
     private readonly byte[][] _excluded;
     private readonly bool _leaveReusedValues;
     private readonly LineMemo _memo = new();
+    private readonly SharedStringTable? _sharedValues;
+    private readonly SharedStringTable? _sharedNames;
+    private readonly long _connectionId;
 
     private HeaderLine[] _lines = [];
     private int _lineCount;
@@ -72,14 +75,20 @@ internal sealed class HeadCompactor : IDisposable
     /// <param name="excludedNames">Names whose values are never cached.</param>
     /// <param name="leaveReusedValues">Kestrel reuses a known header's string when the value repeats the previous
     /// request's (its <c>DisableStringReuse</c> is off): such lines are then left to Kestrel.</param>
+    /// <param name="shared">The process's shared tier, or <see langword="null"/> when it is off: asked only when the
+    /// connection's own cache misses a value (or name) of a header on <see cref="ShareableHeaders"/>.</param>
     public HeadCompactor(
         HeaderStringCache cache,
         HeaderStringCache names,
         HeaderInjectionQueue queue,
         HeadLimits limits,
         IEnumerable<string>? excludedNames = null,
-        bool leaveReusedValues = true)
+        bool leaveReusedValues = true,
+        SharedStrings? shared = null)
     {
+        _sharedValues = shared?.Values;
+        _sharedNames = shared?.Names;
+        _connectionId = shared is null ? 0 : SharedAdmission.NewConnectionId();
         _cache = cache;
         _names = names;
         _queue = queue;
@@ -377,7 +386,8 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         var line = new HeaderLine(start, start + content.Length + 2, name) { Known = kind };
-        line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, ref line.Created, out line.NameSlot);
+        line.Shared = _sharedValues is not null && IsShareable(kind, name);
+        line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
         line.Repeat = IsRepeat(line, name, section);
         _valueSlot = -1;
         if ((line.Repeat || !IsReusedByKestrel(kind, value)) && !Take(ref line, name, value))
@@ -548,16 +558,21 @@ internal sealed class HeadCompactor : IDisposable
             return HeaderStringCache.DecodeIfValid(value);
         }
 
-        return LookUpValue(ref NameMisses(line), value, ref created);
+        return LookUpValue(ref NameMisses(line), value, line.Shared ? _sharedValues : null, ref created);
     }
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
-    private string ResolveName(ReadOnlySpan<byte> name, ref bool created, out int slot)
+    private string ResolveName(ReadOnlySpan<byte> name, bool shared, ref bool created, out int slot)
     {
         long hits = _names.Counters.Hits;
-        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot) ? cached : HeaderStringCache.Decode(name);
+        long misses = _names.Counters.Misses;
+        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId)
+            ? cached
+            : HeaderStringCache.Decode(name);
         bool miss = _names.Counters.Hits == hits;
-        created |= miss;
+
+        // A name too long for the cache, or one it missed that the shared tier did not serve, is a new string.
+        created |= slot < 0 || _names.Counters.Misses != misses;
         if (miss && slot >= 0 && _nameMisses.Length != 0)
         {
             // The slot held another name, or none: the history starts again.
@@ -613,7 +628,10 @@ internal sealed class HeadCompactor : IDisposable
     // NameProbeInterval-th is looked up (and admitted) again, so a name whose values start repeating comes back.
     // Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
     // served, but more bytes allocated.
-    private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, ref bool created)
+    //
+    // A value of a header on the allow-list that the connection's cache misses is asked of the shared tier first
+    // (shared is null otherwise, or when the tier is off); a string it holds is served as a hit.
+    private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, SharedStringTable? shared, ref bool created)
     {
         if (_valueBypassRemaining > 0)
         {
@@ -633,13 +651,14 @@ internal sealed class HeadCompactor : IDisposable
             nameMisses = MissesBeforeNameBypass - 1;
         }
 
-        long hits = _cache.Counters.Hits;
-        if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot))
+        // A lookup that made no string was served, by this connection's cache or the shared tier.
+        long misses = _cache.Counters.Misses;
+        if (!_cache.TryGetOrAdd(value, out string? result, out _valueSlot, shared, _connectionId))
         {
             return null;
         }
 
-        bool hit = _cache.Counters.Hits != hits;
+        bool hit = _cache.Counters.Misses == misses;
         created |= !hit;
         CountValueLookup(ref nameMisses, hit);
         return result;
@@ -719,6 +738,11 @@ internal sealed class HeadCompactor : IDisposable
 
         return ref _nameMisses[entry];
     }
+
+    // Whether the line's strings may come from, and be offered to, the shared tier: on the allow-list and not excluded
+    // (an excluded name's values never reach a cache; its name stays out of the shared tier too).
+    private bool IsShareable(int known, ReadOnlySpan<byte> name) =>
+        known >= 0 ? (ShareableHeaders.KnownMask & (1UL << known)) != 0 : ShareableHeaders.IsShareableOther(name) && !IsExcluded(name);
 
     private bool IsExcluded(ReadOnlySpan<byte> name)
     {

@@ -30,6 +30,10 @@ internal struct HeaderLine
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
     public bool Repeat;
 
+    /// <summary>Whether the line's header is one whose strings the shared tier may serve (the tier is on, the name is on
+    /// <see cref="ShareableHeaders"/> and not excluded).</summary>
+    public bool Shared;
+
     /// <summary>Whether a new string was made for the taken line's name or value (a miss, or a string the cache does
     /// not hold), as Kestrel alone would have made one.</summary>
     public bool Created;

@@ -33,7 +33,8 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         _connectionId = connectionId;
         var values = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
         var names = new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(options.MaxValueLength, HeaderStringCache.NameMaxLength));
-        _compactor = new HeadCompactor(values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues);
+        _compactor = new HeadCompactor(
+            values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues, options.SharePopularValues ? runtime.SharedStrings : null);
         RequestHeaders = new CachedRequestHeaders(_queue);
 
         // Every connection, whether or not anything listens: a listener that attaches later then sees the open
@@ -59,7 +60,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public override MeteredCounts Counters => _compactor.Metered;
 
     /// <inheritdoc />
-    public long Hits => _compactor.Counters.Hits;
+    public long Hits => _compactor.Counters.Hits + _compactor.Counters.SharedHits;
 
     /// <inheritdoc />
     public long Misses => _compactor.Counters.Misses;

@@ -122,7 +122,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
     [Fact]
     public async Task Over_a_real_server_lines_and_avoided_bytes_are_exactly_those_computed_by_hand()
     {
-        var withCache = new ReuseTests.HeaderRecorder();
+        var withCache = new HeaderRecorder();
         await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, withCache.Install);
         using var activity = new CacheActivity(server);
 
@@ -159,7 +159,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
 
         // The hand count's model of Kestrel, checked against Kestrel: the same heads without HeaderCache give the
         // application exactly that many more bytes of new header strings.
-        var alone = new ReuseTests.HeaderRecorder();
+        var alone = new HeaderRecorder();
         await using (SampleServer kestrel = await SampleServer.StartAsync(CacheMode.KestrelAlone, alone.Install))
         {
             await SendAsync(kestrel, heads);
@@ -199,7 +199,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
 
     // The managed bytes of the header name and value strings the application received new: each instance counted
     // the first time it arrives on the connection, constants (interned, as Kestrel's names and string.Empty) never.
-    private static long NewStringBytes(ReuseTests.HeaderRecorder recorder)
+    private static long NewStringBytes(HeaderRecorder recorder)
     {
         var seen = new HashSet<string>(ReferenceEqualityComparer.Instance);
         return recorder.Requests

@@ -1,9 +1,4 @@
-using System.Collections.Concurrent;
 using HeaderCache.Traffic;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
 
 namespace HeaderCache.Tests.Integration;
 
@@ -79,26 +74,5 @@ public sealed class ReuseTests
             .SelectMany(r => r.Headers.SelectMany(h => new[] { ("name " + h.Name, (object)h.Name), ("value " + h.Name, h.Value) }))
             .GroupBy(e => e.Item1, StringComparer.OrdinalIgnoreCase)
             .ToDictionary(g => g.Key, g => g.Select(e => e.Item2).Distinct(ReferenceEqualityComparer.Instance).Count(), StringComparer.OrdinalIgnoreCase);
-    }
-
-    /// <summary>Records the header string instances every request saw, from the first middleware.</summary>
-    internal sealed class HeaderRecorder : IStartupFilter
-    {
-        public sealed record Request(string ConnectionId, List<(string Name, string Value)> Headers);
-
-        public ConcurrentQueue<Request> Requests { get; } = new();
-
-        public void Install(WebApplicationBuilder builder) => builder.Services.AddSingleton<IStartupFilter>(this);
-
-        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
-        {
-            app.Use((HttpContext context, RequestDelegate nextMiddleware) =>
-            {
-                var headers = context.Request.Headers.SelectMany(h => h.Value.Select(v => (h.Key, v!))).ToList();
-                Requests.Enqueue(new Request(context.Connection.Id, headers));
-                return nextMiddleware(context);
-            });
-            next(app);
-        };
     }
 }

@@ -203,6 +203,19 @@ public sealed class WiringTests
     }
 
     [Fact]
+    public void SharePopularValues_is_off_by_default_and_binds_from_appsettings_json()
+    {
+        Assert.False(new HeaderCacheOptions().SharePopularValues);
+        IConfiguration configuration = new ConfigurationBuilder()
+            .AddJsonStream(new MemoryStream("""{ "HeaderCache": { "SharePopularValues": true } }"""u8.ToArray()))
+            .Build();
+        var services = new ServiceCollection().AddSingleton(configuration);
+        services.AddHeaderStringCache();
+        using ServiceProvider provider = services.BuildServiceProvider();
+        Assert.True(provider.GetRequiredService<IOptions<HeaderCacheOptions>>().Value.SharePopularValues);
+    }
+
+    [Fact]
     public async Task Out_of_range_settings_at_startup_are_named_with_their_values()
     {
         OptionsValidationException thrown = await Assert.ThrowsAsync<OptionsValidationException>(() =>
