@@ -254,8 +254,16 @@ internal sealed class HeadCompactor : IDisposable
             if (end == 0)
             {
                 SectionLength = _scanned;
+                int reused = RememberKnownValues();
+                if (_taken != 0)
+                {
+                    // A head compacted anyway loses the lines Kestrel would reuse its previous string for too: putting
+                    // that string back costs less than Kestrel's parse of the line. A head with nothing else to take
+                    // stays as it is.
+                    _taken += reused;
+                }
+
                 CompactedLength = SectionLength - _taken;
-                RememberKnownValues();
                 return Outcome.Complete;
             }
 
@@ -275,18 +283,16 @@ internal sealed class HeadCompactor : IDisposable
     {
         int unwritten = 0;
         int written = 0;
-        foreach (ref readonly HeaderLine line in _lines.AsSpan(0, _lineCount))
+        foreach (ref HeaderLine line in _lines.AsSpan(0, _lineCount))
         {
             if (line.Value is null)
             {
-                continue;
+                // A known value Kestrel would have reused: it gets the previous string, as from Kestrel, and is not
+                // counted, as Kestrel would have allocated nothing for it.
+                line.Value = _previous[line.Known];
+                line.ReusedByKestrel = true;
             }
-
-            ReadOnlySpan<byte> kept = section[unwritten..line.Start];
-            kept.CopyTo(destination[written..]);
-            written += kept.Length;
-            unwritten = line.End;
-            if (line.Created)
+            else if (line.Created)
             {
                 LinesCreated++;
             }
@@ -295,6 +301,11 @@ internal sealed class HeadCompactor : IDisposable
                 LinesServed++;
                 AvoidedBytes += AvoidedBy(line);
             }
+
+            ReadOnlySpan<byte> kept = section[unwritten..line.Start];
+            kept.CopyTo(destination[written..]);
+            written += kept.Length;
+            unwritten = line.End;
         }
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
@@ -509,16 +520,18 @@ internal sealed class HeadCompactor : IDisposable
         return first < 0 ? [] : raw[first..(raw.LastIndexOfAnyExcept(SP, HTAB) + 1)];
     }
 
-    // After a complete section: which known values Kestrel will hand back for the next request.
-    private void RememberKnownValues()
+    // After a complete section: which known values Kestrel will hand back for the next request. Returns the length of
+    // the lines whose value Kestrel would hand back for this one.
+    private int RememberKnownValues()
     {
         if (!_leaveReusedValues)
         {
-            return;
+            return 0;
         }
 
         ulong present = 0;
         ulong repeated = 0;
+        int reused = 0;
         foreach (ref readonly HeaderLine line in _lines.AsSpan(0, _lineCount))
         {
             if (line.Known < 0)
@@ -536,12 +549,17 @@ internal sealed class HeadCompactor : IDisposable
                     _previous = new string?[HeaderNameTable.KnownNames.Count];
                 }
 
-                // A line left to Kestrel keeps the previous string, which its bytes equal.
                 _previous[line.Known] = line.Value;
+            }
+            else
+            {
+                // Reused: the previous string stays, its bytes equal the line's.
+                reused += line.End - line.Start;
             }
         }
 
         _previousMask = present & ~repeated;
+        return reused;
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.

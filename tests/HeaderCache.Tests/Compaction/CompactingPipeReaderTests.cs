@@ -207,10 +207,10 @@ public sealed class CompactingPipeReaderTests
         }
 
         Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
-        // From the second request on, the known values that repeat are left to Kestrel, which reuses its own strings.
-        Assert.Equal(
-            "GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nUser-Agent: Mozilla/5.0\r\nAccept: image/avif,*/*\r\n\r\n",
-            Encoding.ASCII.GetString(driver.Seen));
+        // From the second request on, the known values that repeat go out too (the head is compacted anyway) and come
+        // back as the previous strings, which Kestrel would have reused.
+        Assert.Equal("GET /img/a.webp HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+        Assert.Equal("Mozilla/5.0", headers["User-Agent"]);
     }
 
     private static string Text(ReadOnlySequence<byte> buffer) => Encoding.ASCII.GetString(buffer.ToArray());
