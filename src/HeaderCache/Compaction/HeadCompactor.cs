@@ -302,9 +302,13 @@ internal sealed class HeadCompactor : IDisposable
                 AvoidedBytes += AvoidedBy(line);
             }
 
-            ReadOnlySpan<byte> kept = section[unwritten..line.Start];
-            kept.CopyTo(destination[written..]);
-            written += kept.Length;
+            // Taken lines mostly follow one another: only the kept lines before them (Host, Connection) are copied.
+            if (line.Start != unwritten)
+            {
+                section[unwritten..line.Start].CopyTo(destination[written..]);
+                written += line.Start - unwritten;
+            }
+
             unwritten = line.End;
         }
 
