@@ -14,6 +14,12 @@ if (args.Length == 4 && args[0] == "connection-path-loop")
     return;
 }
 
+if (args.Length == 3 && args[0] == "connection-path-pairs")
+{
+    ConnectionPathPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
+    return;
+}
+
 if (args.Length == 3 && args[0] == "reader-loop")
 {
     ReaderLoop.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
