@@ -213,6 +213,7 @@ internal sealed class HeadCompactor : IDisposable
     public void Begin()
     {
         ClearLines();
+        _memo.Begin();
         _scanned = _taken = _headerCount = 0;
         _seenKeys = 0;
         SectionLength = CompactedLength = 0;
@@ -231,11 +232,16 @@ internal sealed class HeadCompactor : IDisposable
         {
             // The first CR or LF decides: a line ends at CRLF, Kestrel rejects a CR followed by anything but LF as
             // soon as that byte arrives, and it accepts a bare LF as a line end by default (such heads are left to it).
+            // A line the memo expects here ends where the remembered line does: no search.
             ReadOnlySpan<byte> rest = section[_scanned..];
-            int end = rest.IndexOfAny(CR, LF);
-            if (end < 0 || (end == rest.Length - 1 && rest[end] == CR))
+            int end = RecallsLines ? _memo.FindNext(rest) : -1;
+            if (end < 0)
             {
-                return _scanned + rest.Length > limit ? PassThrough(PassThroughReason.OverLimit) : Outcome.NeedMore;
+                end = rest.IndexOfAny(CR, LF);
+                if (end < 0 || (end == rest.Length - 1 && rest[end] == CR))
+                {
+                    return _scanned + rest.Length > limit ? PassThrough(PassThroughReason.OverLimit) : Outcome.NeedMore;
+                }
             }
 
             int length = end + 2;
@@ -426,7 +432,7 @@ internal sealed class HeadCompactor : IDisposable
     // anything else (a string since evicted, a value that would now be created directly) goes the long way.
     private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
-        int found = _memo.Find(content);
+        int found = _memo.Found >= 0 ? _memo.Found : _memo.Find(content);
         if (found < 0)
         {
             return false;

@@ -22,6 +22,9 @@ namespace HeaderCache.Compaction;
 /// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
 /// oldest first, but for those found since the replacement hand last passed them (a second chance, as CLOCK gives).
 /// Storage is allocated at the first line remembered.</para>
+/// <para>A client sends its lines in the same order from head to head, so each entry also names the entry that came
+/// after it last time: when the bytes that follow a line are that entry's line and CRLF, the line is found with one
+/// compare, without searching for its end, fingerprinting it or scanning the fingerprints.</para>
 /// </remarks>
 internal sealed class LineMemo
 {
@@ -34,6 +37,11 @@ internal sealed class LineMemo
     private int _next;
     private uint _fingerprint;
     private int _found = -1;
+
+    // The entry of the last line of the current head found or remembered (-1 before the first), and the entry that
+    // was first in the last head.
+    private int _previous = -1;
+    private int _first;
 
     /// <summary>One remembered line.</summary>
     public struct Entry
@@ -56,10 +64,51 @@ internal sealed class LineMemo
 
         /// <summary>Whether the line was found since the replacement hand last passed it.</summary>
         public bool Found;
+
+        /// <summary>The entry whose line came next the last time this one came.</summary>
+        public byte Successor;
     }
 
     /// <summary>The entry <see cref="Find"/> returned.</summary>
     public ref readonly Entry this[int index] => ref _entries[index];
+
+    /// <summary>The entry <see cref="Find"/> or <see cref="FindNext"/> found last, or -1.</summary>
+    public int Found => _found;
+
+    /// <summary>Starts a new head: its first line is expected to be the last head's first.</summary>
+    public void Begin() => _previous = -1;
+
+    /// <summary>
+    /// The length of the line <paramref name="rest"/> starts with when it is the line that came after the last one
+    /// found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being equal to
+    /// a remembered line, it has no CR or LF of its own, so it ends there.
+    /// </summary>
+    public int FindNext(ReadOnlySpan<byte> rest)
+    {
+        _found = -1;
+        if (_entries.Length == 0)
+        {
+            return -1;
+        }
+
+        int index = _previous < 0 ? _first : _entries[_previous].Successor;
+        ref Entry entry = ref _entries[index];
+        if (entry.Name is null)
+        {
+            return -1;
+        }
+
+        int length = entry.Name.Length + 2 + entry.Value.Length;
+        if (length + 1 >= rest.Length || rest[length] != (byte)'\r' || rest[length + 1] != (byte)'\n' || !Matches(rest[..length], entry))
+        {
+            return -1;
+        }
+
+        // Equal bytes, equal fingerprint: Remember needs it if the caches no longer hold the entry's strings.
+        _fingerprint = _fingerprints[index];
+        Hit(index);
+        return length;
+    }
 
     /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
     public int Find(ReadOnlySpan<byte> line)
@@ -71,8 +120,7 @@ internal sealed class LineMemo
             int index = BitOperations.TrailingZeroCount(candidates);
             if (Matches(line, _entries[index]))
             {
-                _entries[index].Found = true;
-                _found = index;
+                Hit(index);
                 break;
             }
         }
@@ -81,7 +129,7 @@ internal sealed class LineMemo
     }
 
     /// <summary>
-    /// Remembers the line last given to <see cref="Find"/>: in place of the entry found for it (whose strings the
+    /// Remembers the line last given to <see cref="Find"/> or found by <see cref="FindNext"/>: in place of the entry found for it (whose strings the
     /// caches no longer held), else in place of the oldest.
     /// </summary>
     public void Remember(in Entry entry)
@@ -107,13 +155,46 @@ internal sealed class LineMemo
         }
 
         _fingerprints[index] = _fingerprint;
-        _entries[index] = entry;
+        if (_found >= 0)
+        {
+            // The same line again, already followed: it keeps the entry that came after it.
+            byte successor = _entries[index].Successor;
+            _entries[index] = entry;
+            _entries[index].Successor = successor;
+        }
+        else
+        {
+            _entries[index] = entry;
+            Follow(index);
+        }
     }
 
     /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
     /// <c>name: value</c>, nothing around the value.</summary>
     public static bool IsPlainLayout(ReadOnlySpan<byte> content, int nameLength, int valueLength) =>
         valueLength > 0 && content.Length == nameLength + 2 + valueLength && content[nameLength + 1] == (byte)' ';
+
+    private void Hit(int index)
+    {
+        _entries[index].Found = true;
+        _found = index;
+        Follow(index);
+    }
+
+    // The entry comes after the previous line's: the next head is expected to send them in the same order.
+    private void Follow(int index)
+    {
+        if (_previous < 0)
+        {
+            _first = index;
+        }
+        else
+        {
+            _entries[_previous].Successor = (byte)index;
+        }
+
+        _previous = index;
+    }
 
     // One bit per entry whose fingerprint is this one: four vector compares in place of a search call per line.
     private uint Candidates(uint fingerprint)

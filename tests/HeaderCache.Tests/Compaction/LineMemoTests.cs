@@ -102,6 +102,48 @@ public sealed class LineMemoTests
         Assert.Equal(PassThroughReason.Upgrade, driver.Reader.PassThroughReason);
     }
 
+    [Fact]
+    public void Lines_sent_in_the_order_of_the_last_head_are_found_where_they_end_without_a_search()
+    {
+        var memo = new LineMemo();
+        string[] lines = ["Host: h", "X-A: 1", "X-B: two"];
+        foreach (string line in lines)
+        {
+            Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(line)));
+            memo.Remember(Entry(line));
+        }
+
+        memo.Begin();
+        byte[] head = Encoding.ASCII.GetBytes("Host: h\r\nX-A: 1\r\nX-B: two\r\n\r\n");
+        int at = 0;
+        foreach (string line in lines)
+        {
+            Assert.Equal(line.Length, memo.FindNext(head.AsSpan(at)));
+            Assert.Equal(line, memo[memo.Found].Name + ": " + memo[memo.Found].Value);
+            at += line.Length + 2;
+        }
+
+        // Bytes that only start like the expected line, or a line not followed by CRLF yet, are left to the search.
+        memo.Begin();
+        Assert.Equal(-1, memo.FindNext(Encoding.ASCII.GetBytes("Host: hh\r\n")));
+        Assert.Equal(-1, memo.FindNext(Encoding.ASCII.GetBytes("Host: h\r")));
+        Assert.Equal(-1, memo.FindNext(Encoding.ASCII.GetBytes("X-A: 1\r\n")));
+
+        // Found by the search in another order, the lines are expected in that order next time.
+        memo.Begin();
+        Assert.NotEqual(-1, memo.Find(Encoding.ASCII.GetBytes("X-B: two")));
+        Assert.NotEqual(-1, memo.Find(Encoding.ASCII.GetBytes("Host: h")));
+        memo.Begin();
+        Assert.Equal(8, memo.FindNext(Encoding.ASCII.GetBytes("X-B: two\r\nHost: h\r\n")));
+        Assert.Equal(7, memo.FindNext(Encoding.ASCII.GetBytes("Host: h\r\n")));
+    }
+
+    private static LineMemo.Entry Entry(string line)
+    {
+        string[] parts = line.Split(": ");
+        return new LineMemo.Entry { Name = parts[0], Value = parts[1], Kind = HeaderNameTable.Kept, ValueSlot = -1 };
+    }
+
     private static string TakenValue(ReaderDriver driver)
     {
         Assert.True(driver.Queue.TryTake());
