@@ -110,6 +110,33 @@ public sealed class CompactingPipeReaderTests
     }
 
     [Fact]
+    public async Task A_waiting_read_sees_nothing_of_a_section_until_it_is_complete_and_each_waiting_read_gets_its_own_head()
+    {
+        using var fixture = new Fixture();
+        for (int i = 0; i < 3; i++)
+        {
+            ValueTask<ReadResult> line = fixture.Reader.ReadAsync();
+            Assert.False(line.IsCompleted);
+            await fixture.WriteAsync($"GET /{i} HTTP/1.1\r\n");
+            ReadResult shown = await line;
+            Assert.Equal($"GET /{i} HTTP/1.1\r\n", Text(shown.Buffer));
+            fixture.Reader.AdvanceTo(shown.Buffer.End);
+
+            // The section arrives in three writes while the read waits: the reader reads on until the empty line.
+            ValueTask<ReadResult> section = fixture.Reader.ReadAsync();
+            await fixture.WriteAsync("Host: x\r\n");
+            await fixture.WriteAsync($"sec-ch-ua: \"A{i}\"\r\n");
+            await Task.Delay(20);
+            Assert.False(section.IsCompleted);
+            await fixture.WriteAsync("\r\n");
+            ReadResult head = await section;
+            Assert.Equal("Host: x\r\n\r\n", Text(head.Buffer));
+            fixture.Reader.AdvanceTo(head.Buffer.End);
+            Assert.True(fixture.Queue.TryApply(new HeaderDictionary()));
+        }
+    }
+
+    [Fact]
     public async Task CancelPendingRead_before_a_read_cancels_that_read()
     {
         using var fixture = new Fixture();
