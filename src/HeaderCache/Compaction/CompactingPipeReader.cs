@@ -1,7 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
-using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Compaction;
 
@@ -21,10 +20,8 @@ namespace HeaderCache.Compaction;
 /// before the buffer does, what follows is shown at once, and when it looked at all of it without taking it
 /// all, the next read waits for new bytes, as it would on the transport. A compacted section is held with the
 /// transport's read until Kestrel has taken all of it; then the transport moves past the original section.</para>
-/// <para>A transport read that does not complete at once is presented when it completes, and Kestrel awaits this
-/// reader itself (one per connection, reused from read to read) rather than a state machine made for the read.</para>
 /// </remarks>
-internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
+internal sealed class CompactingPipeReader : PipeReader
 {
     private const byte CR = (byte)'\r';
     private const byte LF = (byte)'\n';
@@ -52,19 +49,12 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     private byte[] _copy = [];
     private int _copied;
 
-    private readonly Action _onTransportRead;
-    private ManualResetValueTaskSourceCore<ReadResult> _waiting;
-    private ConfiguredValueTaskAwaitable<ReadResult>.ConfiguredValueTaskAwaiter _transportRead;
-    private CancellationToken _readToken;
-    private ExecutionContext? _readContext;
-
     /// <summary>Wraps <paramref name="input"/>.</summary>
     public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
     {
         _input = input;
         _compactor = compactor;
         _limits = limits;
-        _onTransportRead = OnTransportRead;
     }
 
     private enum Stage
@@ -114,35 +104,13 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         }
 
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
-        while (read.IsCompletedSuccessfully)
+        if (!read.IsCompletedSuccessfully)
         {
-            if (TryPresent(read.Result, out ReadResult result))
-            {
-                return new(result);
-            }
-
-            read = _input.ReadAsync(cancellationToken);
+            return ReadLoopAsync(read, cancellationToken);
         }
 
-        // Presented when the transport's read completes. The presenting itself needs nothing of the caller's execution
-        // context (only the rare pass-through report does, see EnterPassThrough), so it is not flowed to it.
-        _waiting.Reset();
-        _readToken = cancellationToken;
-        _readContext = ExecutionContext.Capture();
-        _transportRead = Awaiter(read);
-        _transportRead.UnsafeOnCompleted(_onTransportRead);
-        return new ValueTask<ReadResult>(this, _waiting.Version);
+        return TryPresent(read.Result, out ReadResult result) ? new(result) : ReadLoopAsync(_input.ReadAsync(cancellationToken), cancellationToken);
     }
-
-    /// <inheritdoc />
-    ReadResult IValueTaskSource<ReadResult>.GetResult(short token) => _waiting.GetResult(token);
-
-    /// <inheritdoc />
-    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _waiting.GetStatus(token);
-
-    /// <inheritdoc />
-    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _waiting.OnCompleted(continuation, state, token, flags);
 
     /// <inheritdoc />
     public override bool TryRead(out ReadResult result)
@@ -231,42 +199,19 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         Return(ref _copy);
     }
 
-    // The transport's read completed: presents it, or reads again, until Kestrel has something to see.
-    private void OnTransportRead()
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)
     {
-        ReadResult result;
-        try
+        while (true)
         {
-            while (!TryPresent(_transportRead.GetResult(), out result))
+            ReadResult input = await read.ConfigureAwait(false);
+            if (TryPresent(input, out ReadResult result))
             {
-                _transportRead = Awaiter(_input.ReadAsync(_readToken));
-                if (!_transportRead.IsCompleted)
-                {
-                    _transportRead.UnsafeOnCompleted(_onTransportRead);
-                    return;
-                }
+                return result;
             }
+
+            read = _input.ReadAsync(cancellationToken);
         }
-        catch (Exception exception)
-        {
-            Finish();
-            _waiting.SetException(exception);
-            return;
-        }
-
-        // Outside the try: Kestrel's continuation runs inline here, and what it throws is not this read's to report.
-        Finish();
-        _waiting.SetResult(result);
-    }
-
-    private static ConfiguredValueTaskAwaitable<ReadResult>.ConfiguredValueTaskAwaiter Awaiter(ValueTask<ReadResult> read) =>
-        read.ConfigureAwait(false).GetAwaiter();
-
-    private void Finish()
-    {
-        _transportRead = default;
-        _readToken = default;
-        _readContext = null;
     }
 
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
@@ -515,19 +460,9 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         if (reason != PassThroughReason.None)
         {
             PassThroughReason = reason;
-            if (_readContext is { } context)
-            {
-                // Reported as from Kestrel's read, in its execution context (its log scopes), though presented outside it.
-                ExecutionContext.Run(context, static state => ((CompactingPipeReader)state!).ReportPassThrough(), this);
-            }
-            else
-            {
-                ReportPassThrough();
-            }
+            PassThroughStarted?.Invoke(reason);
         }
     }
-
-    private void ReportPassThrough() => PassThroughStarted?.Invoke(PassThroughReason);
 
     // The first bytes of the buffer (at most max) as one span: the buffer's own memory when it is one
     // segment, else a copy. A section's copy only grows, as its start stays where it is between reads.
