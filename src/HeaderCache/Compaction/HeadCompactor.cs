@@ -51,7 +51,7 @@ internal sealed class HeadCompactor : IDisposable
     private int _headerCount;
     private int _scanned;
     private int _taken;
-    private ulong _seenKeys;
+    private UInt128 _seenKeys;
     private int _valueLookups;
     private int _valueHits;
     private int _valueBypassRemaining;
@@ -215,7 +215,7 @@ internal sealed class HeadCompactor : IDisposable
         ClearLines();
         _memo.Begin();
         _scanned = _taken = _headerCount = 0;
-        _seenKeys = 0;
+        _seenKeys = UInt128.Zero;
         SectionLength = CompactedLength = 0;
         ContentLength = -1;
         Upgrade = false;
@@ -615,8 +615,8 @@ internal sealed class HeadCompactor : IDisposable
     // all the name's values go back in order. The filter makes a section without repeats linear.
     private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
-        ulong bit = 1UL << (int)(((uint)line.Key * 0x9E3779B9u) >> 26);
-        if ((_seenKeys & bit) == 0)
+        UInt128 bit = UInt128.One << (int)(((uint)line.Key * 0x9E3779B9u) >> 25);
+        if ((_seenKeys & bit) == UInt128.Zero)
         {
             _seenKeys |= bit;
             return false;

@@ -1,3 +1,6 @@
+using System.Buffers.Binary;
+using System.Numerics;
+
 namespace HeaderCache.Compaction;
 
 /// <summary>
@@ -12,7 +15,9 @@ internal struct HeaderLine
     /// <summary>Offset just past the line's CRLF.</summary>
     public int End;
 
-    /// <summary>A cheap key for spotting repeated names: length and the first and last bytes, case-folded.</summary>
+    /// <summary>A cheap key for spotting repeated names: the length and the first and last four bytes, case-folded, so
+    /// that names equal but for case have equal keys and a browser's names (<c>sec-fetch-mode</c>, <c>sec-fetch-site</c>)
+    /// rarely share one.</summary>
     public int Key;
 
     /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
@@ -49,6 +54,15 @@ internal struct HeaderLine
         End = end;
         Known = -1;
         NameSlot = -1;
-        Key = (name.Length << 16) | ((name[0] | 0x20) << 8) | (name[^1] | 0x20);
+        Key = KeyOf(name);
+    }
+
+    private static int KeyOf(ReadOnlySpan<byte> name)
+    {
+        // Setting 0x20 in every byte folds ASCII letters to one case and leaves the token's other bytes as they are.
+        const uint Fold = 0x20202020;
+        uint head = name.Length >= 4 ? BinaryPrimitives.ReadUInt32LittleEndian(name) : name[0] | ((uint)name[^1] << 8);
+        uint tail = name.Length >= 4 ? BinaryPrimitives.ReadUInt32LittleEndian(name[^4..]) : 0;
+        return (int)(((head | Fold) ^ BitOperations.RotateLeft(tail | Fold, 16)) + ((uint)name.Length * 0x9E3779B9u));
     }
 }
