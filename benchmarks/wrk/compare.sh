@@ -17,9 +17,14 @@
 # time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
 # (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
 #
+# With --slices N the measured time of each profile is cut into N slices that the three modes take in turn
+# (A B C A B C ...), each a wrk run of duration/N seconds; a mode's round is the sum of its slices. The machine's
+# speed drifts over tens of seconds (steal time on this VM), which turns into round-to-round noise when each
+# mode is measured in one block; slices of a second or two put the modes under the same conditions.
+#
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
-#                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin]
+#                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -40,6 +45,7 @@ RESULTS_ROOT="$HERE/results"
 APP_ENV="Sample__Echo=false"
 PIN=0
 SPIN_ENV=""
+SLICES=1
 
 usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
@@ -58,13 +64,14 @@ while [[ $# -gt 0 ]]; do
     --echo) APP_ENV="Sample__Echo=true" ;;
     --pin) PIN=1 ;;
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
+    --slices) SLICES="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
 
-for v in DURATION WARMUP CONNECTIONS ROUNDS PIPELINE; do
+for v in DURATION WARMUP CONNECTIONS ROUNDS PIPELINE SLICES; do
   [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
 done
 case "$GC" in workstation) GC_SERVER=0 ;; server) GC_SERVER=1 ;; *) echo "--gc workstation|server" >&2; exit 2 ;; esac
@@ -151,8 +158,10 @@ run_wrk() { # mode profile seconds outfile
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
 
+(( DURATION % SLICES == 0 )) || { echo "--duration must be a multiple of --slices" >&2; exit 2; }
+SLICE_SECONDS=$(( DURATION / SLICES ))
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
-echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, warm-up ${WARMUP}s, measured ${DURATION}s"
+echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, warm-up ${WARMUP}s, measured ${DURATION}s in $SLICES slice(s) per mode"
 echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
 CLK_TCK=$(getconf CLK_TCK)
 SERVER_CPU=""; WRK_CPU=""
@@ -166,27 +175,43 @@ for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
   ORDER=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   for profile in $PROFILES; do
+    declare -A C=() R=() A=() G=() N=() E=() P50=() P99=() RPS=() P90=() MAX=()
     for mode in "${ORDER[@]}"; do
       run_wrk "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt"
-      s0=$(stats "$mode"); s1=$(stats "$mode")
-      read -r a0 _ _ <<<"$s0"
-      read -r a1 r1 g1 <<<"$s1"
-      stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
-      c1=$(cpu_ticks "${PID[$mode]}")
-      wrk_out="$OUT/logs/wrk-$profile-$mode-r$round.txt"
-      run_wrk "$mode" "$profile" "$DURATION" "$wrk_out"
-      c2=$(cpu_ticks "${PID[$mode]}")
-      s2=$(stats "$mode")
-      read -r a2 r2 g2 <<<"$s2"
-      line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
-      field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
-      errors=$(( $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
-      server_requests=$((r2 - r1 - 1))   # the second /stats request itself is counted in r2
-      allocated=$((a2 - a1 - stats_cost))
-      echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,$(field requests),$(field rps),$(field p50_us),$(field p90_us),$(field p99_us),$(field max_us),$server_requests,$allocated,$((g2 - g1)),$((c2 - c1)),$CLK_TCK,$errors" >> "$RUNS_CSV"
+      C[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0
+    done
+    for slice in $(seq "$SLICES"); do
+      for mode in "${ORDER[@]}"; do
+        s0=$(stats "$mode"); s1=$(stats "$mode")
+        read -r a0 _ _ <<<"$s0"
+        read -r a1 r1 g1 <<<"$s1"
+        stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
+        c1=$(cpu_ticks "${PID[$mode]}")
+        wrk_out="$OUT/logs/wrk-$profile-$mode-r$round-s$slice.txt"
+        run_wrk "$mode" "$profile" "$SLICE_SECONDS" "$wrk_out"
+        c2=$(cpu_ticks "${PID[$mode]}")
+        s2=$(stats "$mode")
+        read -r a2 r2 g2 <<<"$s2"
+        line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
+        field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
+        E[$mode]=$(( E[$mode] + $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
+        R[$mode]=$(( R[$mode] + r2 - r1 - 1 ))   # the second /stats request itself is counted in r2
+        A[$mode]=$(( A[$mode] + a2 - a1 - stats_cost ))
+        G[$mode]=$(( G[$mode] + g2 - g1 ))
+        C[$mode]=$(( C[$mode] + c2 - c1 ))
+        N[$mode]=$(( N[$mode] + $(field requests) ))
+        P50[$mode]+="$(field p50_us) "; P90[$mode]+="$(field p90_us) "; P99[$mode]+="$(field p99_us) "
+        MAX[$mode]=$(( MAX[$mode] > $(field max_us) ? MAX[$mode] : $(field max_us) ))
+      done
+    done
+    for mode in "${ORDER[@]}"; do
+      # Latency percentiles of a sliced round: the median of its slices' percentiles.
+      med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+      rps=$(awk -v n="${N[$mode]}" -v d="$DURATION" 'BEGIN { printf "%.2f", n / d }')
+      echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]}" >> "$RUNS_CSV"
       printf '   round %d %-11s %-16s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
-        "$(field rps)" "$(awk -v u="$(field p99_us)" 'BEGIN { print u / 1000 }')" \
-        "$((allocated / (server_requests > 0 ? server_requests : 1)))" "$errors"
+        "$rps" "$(awk -v u="$(med "${P99[$mode]}")" 'BEGIN { print u / 1000 }')" \
+        "$(( A[$mode] / (R[$mode] > 0 ? R[$mode] : 1) ))" "${E[$mode]}"
     done
   done
   cleanup
