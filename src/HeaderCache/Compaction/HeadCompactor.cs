@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Text;
 using HeaderCache.Caching;
 
@@ -7,8 +6,8 @@ namespace HeaderCache.Compaction;
 /// <summary>
 /// Reads the header section of one request head at a time, as its bytes arrive: checks each line as soon as
 /// it ends, resolves the strings of the lines it will take out, and, when the empty line arrives, writes the
-/// section Kestrel should see (the lines Kestrel acts on, then the empty line) and hands the taken lines to the
-/// <see cref="HeaderInjectionQueue"/>.
+/// section Kestrel should see (the lines Kestrel acts on, then the empty line) and publishes the taken lines in the
+/// <see cref="HeaderInjectionQueue"/>, where it records each line as it reads it.
 /// </summary>
 /// <remarks>
 /// <para>Grammar accepted (stricter than Kestrel's): request line <c>token SP target SP HTTP/1.1 CRLF</c>;
@@ -46,8 +45,6 @@ internal sealed class HeadCompactor : IDisposable
     private readonly SharedStringTable? _sharedNames;
     private readonly long _connectionId;
 
-    private HeaderLine[] _lines = [];
-    private int _lineCount;
     private int _headerCount;
     private int _scanned;
     private int _taken;
@@ -212,7 +209,7 @@ internal sealed class HeadCompactor : IDisposable
     /// <summary>Starts a new header section.</summary>
     public void Begin()
     {
-        ClearLines();
+        _queue.Discard();
         _memo.Begin();
         _scanned = _taken = _headerCount = 0;
         _seenKeys = UInt128.Zero;
@@ -289,7 +286,7 @@ internal sealed class HeadCompactor : IDisposable
     {
         int unwritten = 0;
         int written = 0;
-        foreach (ref HeaderLine line in _lines.AsSpan(0, _lineCount))
+        foreach (ref HeaderLine line in _queue.Recorded)
         {
             if (line.Value is null)
             {
@@ -319,7 +316,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
-        Publish();
+        _queue.Publish();
     }
 
     // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
@@ -328,33 +325,19 @@ internal sealed class HeadCompactor : IDisposable
         (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.Value!.Length))
         + (line.Known < 0 ? HeaderStringCache.StringSize(line.Name!.Length) : 0);
 
-    // Publishes the taken lines for the head's request. Between heads the lines array goes back to the pool,
-    // so an idle connection does not hold it.
-    private void Publish()
-    {
-        _queue.Publish(_lines.AsSpan(0, _lineCount));
-        ReleaseLines();
-    }
-
     /// <inheritdoc />
     public void Dispose() => ReleaseLines();
 
-    /// <summary>Forgets the current head's lines and returns their array to the pool: between heads, so that an idle
-    /// connection does not hold it, and at the end.</summary>
-    public void ReleaseLines()
-    {
-        ClearLines();
-        if (_lines.Length != 0)
-        {
-            ArrayPool<HeaderLine>.Shared.Return(_lines);
-            _lines = [];
-        }
-    }
+    /// <summary>Forgets the current head's lines, recorded in the queue: a head with nothing to take out publishes none,
+    /// and a connection that passes through or ends records no more. The entries published stay for their requests
+    /// (an upgraded request, or one whose client stopped sending, still runs).</summary>
+    public void ReleaseLines() => _queue.Discard();
 
+    // A head is being read, so the last request has ended: the queue may let go of its array if nothing waits.
     private Outcome PassThrough(PassThroughReason reason)
     {
         Reason = reason;
-        ClearLines();
+        _queue.StopRecording();
         return Outcome.PassThrough;
     }
 
@@ -450,8 +433,9 @@ internal sealed class HeadCompactor : IDisposable
             return false;
         }
 
-        // Filled in place: copying a line with its two references into the array costs more than the rest.
-        ref HeaderLine line = ref NextLine();
+        // Filled in place: copying a line with its two references into the array costs more than the rest. Nothing
+        // below records a line, so the reference stays in the queue's array.
+        ref HeaderLine line = ref _queue.NextLine();
         ReadOnlySpan<byte> name = content[..entry.Name.Length];
         line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : -1 };
         line.Repeat = IsRepeat(line, name, section);
@@ -471,26 +455,15 @@ internal sealed class HeadCompactor : IDisposable
             CountValueLookup(ref nameMisses, hit: true);
         }
 
-        _lineCount++;
+        _queue.Record();
         LinesRecalled++;
         return true;
     }
 
     private void Record(in HeaderLine line)
     {
-        NextLine() = line;
-        _lineCount++;
-    }
-
-    // The slot after the recorded lines; a line is recorded once _lineCount moves past it.
-    private ref HeaderLine NextLine()
-    {
-        if (_lineCount == _lines.Length)
-        {
-            GrowLines();
-        }
-
-        return ref _lines[_lineCount];
+        _queue.NextLine() = line;
+        _queue.Record();
     }
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
@@ -542,7 +515,7 @@ internal sealed class HeadCompactor : IDisposable
         ulong present = 0;
         ulong repeated = 0;
         int reused = 0;
-        foreach (ref readonly HeaderLine line in _lines.AsSpan(0, _lineCount))
+        foreach (ref readonly HeaderLine line in _queue.Recorded)
         {
             if (line.Known < 0)
             {
@@ -628,7 +601,7 @@ internal sealed class HeadCompactor : IDisposable
     private bool FindRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
         // An earlier line's name string is Kestrel's constant or has exactly that line's bytes.
-        foreach (ref HeaderLine earlier in _lines.AsSpan(0, _lineCount))
+        foreach (ref HeaderLine earlier in _queue.Recorded)
         {
             if (earlier.Key == line.Key && earlier.Name is not null && Ascii.EqualsIgnoreCase(name, earlier.Name))
             {
@@ -783,26 +756,6 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         return false;
-    }
-
-    private void GrowLines()
-    {
-        HeaderLine[] grown = ArrayPool<HeaderLine>.Shared.Rent(Math.Max(32, _lines.Length * 2));
-        _lines.AsSpan(0, _lineCount).CopyTo(grown);
-        if (_lines.Length != 0)
-        {
-            Array.Clear(_lines, 0, _lineCount);
-            ArrayPool<HeaderLine>.Shared.Return(_lines);
-        }
-
-        _lines = grown;
-    }
-
-    // Drops the string references of the lines used, not the whole array.
-    private void ClearLines()
-    {
-        Array.Clear(_lines, 0, _lineCount);
-        _lineCount = 0;
     }
 
     private static bool ContainsIgnoreCase(ReadOnlySpan<byte> value, ReadOnlySpan<byte> token)

@@ -8,39 +8,52 @@ namespace HeaderCache.Compaction;
 /// that Kestrel creates from that head to put them back.
 /// </summary>
 /// <remarks>
-/// The compactor publishes one entry per head it took lines out of; the request-level part, when Kestrel
-/// creates a request, takes the entry if there is one. Both run on the connection's own flow, one after the
-/// other: the reader shows Kestrel nothing after a head (but its body) before Kestrel has created that head's
-/// request and asked for more, so the entry waiting, if any, is the current request's; no lock is needed.
+/// <para>The queue holds the lines in one array for the connection's life: the compactor records the lines of the
+/// head it reads after the waiting ones, in place, and publishing the head makes them the next entry without a copy;
+/// the request-level part, when Kestrel creates a request, takes the entry if there is one. Both run on the
+/// connection's own flow, one after the other: the reader shows Kestrel nothing after a head (but its body) before
+/// Kestrel has created that head's request and asked for more, so the entry waiting, if any, is the current
+/// request's; no lock is needed.</para>
+/// <para>The array grows, or its lines move to its front, only in <see cref="NextLine"/>: a reference into it, or a span
+/// of it, is not used across that call.</para>
 /// </remarks>
 internal sealed class HeaderInjectionQueue
 {
-    private Pair[] _pairs = [];
+    private HeaderLine[] _lines = [];
     private int[] _counts = [];
-    private int _pairStart;
-    private int _pairEnd;
+    private int _lineStart;
+    private int _lineEnd;
+    private int _recorded;
     private int _entryStart;
     private int _entryEnd;
     private int _takenStart;
     private int _takenCount;
 
-    /// <summary>
-    /// Publishes, as the next request's entry, the lines of <paramref name="lines"/> that have a value.
-    /// Called only by the compactor, once per compacted head.
-    /// </summary>
-    public void Publish(ReadOnlySpan<HeaderLine> lines)
+    /// <summary>The lines recorded for the head being read, after the published ones; the compactor changes them in place
+    /// until it publishes or discards them.</summary>
+    public Span<HeaderLine> Recorded => _lines.AsSpan(_lineEnd, _recorded);
+
+    /// <summary>The slot after the <see cref="Recorded"/> lines, for the compactor to fill in place: it is one of them
+    /// once <see cref="Record"/> is called, and is overwritten by the next line otherwise.</summary>
+    public ref HeaderLine NextLine()
     {
-        int count = 0;
-        foreach (ref readonly HeaderLine line in lines)
+        if (_lineEnd + _recorded == _lines.Length)
         {
-            if (line.Value is not null)
-            {
-                EnsureRoom();
-                _pairs[_pairEnd++] = new Pair(line.Name!, line.Value, line.Repeat, line.Known >= 0);
-                count++;
-            }
+            MakeRoom();
         }
 
+        return ref _lines[_lineEnd + _recorded];
+    }
+
+    /// <summary>Makes the line filled in at <see cref="NextLine"/> the last of the <see cref="Recorded"/> lines.</summary>
+    public void Record() => _recorded++;
+
+    /// <summary>
+    /// Publishes the <see cref="Recorded"/> lines, every one with its value, as the next request's entry.
+    /// Called only by the compactor, once per compacted head.
+    /// </summary>
+    public void Publish()
+    {
         if (_entryEnd == _counts.Length)
         {
             int pending = _entryEnd - _entryStart;
@@ -57,14 +70,40 @@ internal sealed class HeaderInjectionQueue
             _entryEnd = pending;
         }
 
-        _counts[_entryEnd++] = count;
+        _counts[_entryEnd++] = _recorded;
+        _lineEnd += _recorded;
+        _recorded = 0;
     }
 
-    /// <summary>The pairs of the entry <see cref="TryTake"/> took last, in the order they were sent. They stay
-    /// readable until the next <see cref="Publish"/>, which comes only after that entry's request has ended.</summary>
-    public ReadOnlySpan<Pair> Taken => _pairs.AsSpan(_takenStart, _takenCount);
+    /// <summary>Forgets the <see cref="Recorded"/> lines, and the strings they hold: their head has nothing to put back,
+    /// or passes through, or the connection ends.</summary>
+    public void Discard()
+    {
+        Recorded.Clear();
+        _recorded = 0;
+    }
 
-    /// <summary>Takes the oldest entry and leaves its pairs in <see cref="Taken"/>.</summary>
+    /// <summary>
+    /// Forgets the <see cref="Recorded"/> lines of a head that passes through and, when no entry waits, the array too: the
+    /// connection records no more lines, and the request of the entry taken last has ended, as a later head was read.
+    /// </summary>
+    public void StopRecording()
+    {
+        Discard();
+        if (_entryStart == _entryEnd)
+        {
+            _lines = [];
+            _lineStart = _lineEnd = 0;
+            _takenStart = _takenCount = 0;
+        }
+    }
+
+    /// <summary>The lines of the entry <see cref="TryTake"/> took last, in the order they were sent, each with its value.
+    /// They stay readable while that entry's request runs: the next head, whose lines may be recorded over them, is read
+    /// only once Kestrel asks for more, after that request has ended.</summary>
+    public ReadOnlySpan<HeaderLine> Taken => _lines.AsSpan(_takenStart, _takenCount);
+
+    /// <summary>Takes the oldest entry and leaves its lines in <see cref="Taken"/>.</summary>
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
     public bool TryTake()
     {
@@ -73,36 +112,41 @@ internal sealed class HeaderInjectionQueue
             return false;
         }
 
-        _takenStart = _pairStart;
+        _takenStart = _lineStart;
         _takenCount = _counts[_entryStart++];
-        _pairStart += _takenCount;
+        _lineStart += _takenCount;
 
         if (_entryStart == _entryEnd)
         {
             _entryStart = _entryEnd = 0;
-            _pairStart = _pairEnd = 0;
+            if (_recorded == 0)
+            {
+                // The next head records from the front, over the lines just taken, so the array is only as long as the
+                // connection's longest head needs.
+                _lineStart = _lineEnd = 0;
+            }
         }
 
         return true;
     }
 
     /// <summary>
-    /// Adds the <see cref="Taken"/> pairs to <paramref name="headers"/> in the order they were sent, a repeated
+    /// Adds the <see cref="Taken"/> lines to <paramref name="headers"/> in the order they were sent, a repeated
     /// name's values after its earlier ones, as Kestrel's parser adds them.
     /// </summary>
     public void CopyTakenTo(IHeaderDictionary headers)
     {
-        foreach (ref readonly Pair pair in Taken)
+        foreach (ref readonly HeaderLine line in Taken)
         {
-            Write(headers, pair);
+            Write(headers, line);
         }
     }
 
-    /// <summary>Adds one pair to <paramref name="headers"/> as Kestrel's parser adds a line.</summary>
-    public static void Write(IHeaderDictionary headers, in Pair pair) =>
-        headers[pair.Name] = pair.Append ? StringValues.Concat(headers[pair.Name], pair.Value) : pair.Value;
+    /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it.</summary>
+    public static void Write(IHeaderDictionary headers, in HeaderLine line) =>
+        headers[line.Name!] = line.Repeat ? StringValues.Concat(headers[line.Name!], line.Value) : line.Value;
 
-    /// <summary>Takes the oldest entry and adds its pairs to <paramref name="headers"/> (<see cref="CopyTakenTo"/>).</summary>
+    /// <summary>Takes the oldest entry and adds its lines to <paramref name="headers"/> (<see cref="CopyTakenTo"/>).</summary>
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
     public bool TryApply(IHeaderDictionary headers)
     {
@@ -115,34 +159,24 @@ internal sealed class HeaderInjectionQueue
         return true;
     }
 
-    private void EnsureRoom()
+    // The lines waiting and recorded move to the front when entries taken from it left most of the array free, else to
+    // an array twice as long; the lines taken last are not kept, as a head is being read.
+    private void MakeRoom()
     {
-        if (_pairEnd < _pairs.Length)
+        int used = _lineEnd + _recorded - _lineStart;
+        if (_lineStart > 0 && used < _lines.Length / 2)
         {
-            return;
-        }
-
-        int used = _pairEnd - _pairStart;
-        if (_pairStart > 0 && used < _pairs.Length / 2)
-        {
-            Array.Copy(_pairs, _pairStart, _pairs, 0, used);
-            Array.Clear(_pairs, used, _pairs.Length - used);
+            Array.Copy(_lines, _lineStart, _lines, 0, used);
+            Array.Clear(_lines, used, _lines.Length - used);
         }
         else
         {
-            var grown = new Pair[Math.Max(16, _pairs.Length * 2)];
-            Array.Copy(_pairs, _pairStart, grown, 0, used);
-            _pairs = grown;
+            var grown = new HeaderLine[Math.Max(16, _lines.Length * 2)];
+            Array.Copy(_lines, _lineStart, grown, 0, used);
+            _lines = grown;
         }
 
-        _pairStart = 0;
-        _pairEnd = used;
+        _lineEnd -= _lineStart;
+        _lineStart = 0;
     }
-
-    /// <summary>A taken line's strings.</summary>
-    /// <param name="Name">The name to put back under: Kestrel's constant for a known name.</param>
-    /// <param name="Value">The value.</param>
-    /// <param name="Append">Whether an earlier pair of the entry has the same name.</param>
-    /// <param name="Known">Whether Kestrel keeps the name in a field of its collection (<see cref="HeaderNameTable.KnownNames"/>).</param>
-    internal readonly record struct Pair(string Name, string Value, bool Append, bool Known);
 }

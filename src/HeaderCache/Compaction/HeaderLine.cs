@@ -4,8 +4,9 @@ using System.Numerics;
 namespace HeaderCache.Compaction;
 
 /// <summary>
-/// One header line of the section being read: where it is in the section and, when it is taken out, its
-/// name and value strings (<see cref="Value"/> is <see langword="null"/> for a line that stays for Kestrel).
+/// One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is in the
+/// section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/> for a
+/// line that stays for Kestrel), which the head's request reads from the queue.
 /// </summary>
 internal struct HeaderLine
 {
@@ -29,7 +30,8 @@ internal struct HeaderLine
     /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
     public string? Name;
 
-    /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes.</summary>
+    /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes (never in a published
+    /// head: a compacted head takes all its lines).</summary>
     public string? Value;
 
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>

@@ -87,16 +87,16 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         IHeaderDictionary headers = request.Headers;
         bool others = false;
         bool repeats = false;
-        foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+        foreach (ref readonly HeaderLine line in queue.Taken)
         {
-            if (pair.Known)
+            if (line.Known >= 0)
             {
-                HeaderInjectionQueue.Write(headers, pair);
+                HeaderInjectionQueue.Write(headers, line);
             }
             else
             {
                 others = true;
-                repeats |= pair.Append;
+                repeats |= line.Repeat;
             }
         }
 
@@ -188,11 +188,11 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         if (!_copied)
         {
             _copied = true;
-            foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+            foreach (ref readonly HeaderLine line in queue.Taken)
             {
-                if (!pair.Known)
+                if (line.Known < 0)
                 {
-                    HeaderInjectionQueue.Write(_kestrel, pair);
+                    HeaderInjectionQueue.Write(_kestrel, line);
                 }
             }
         }
@@ -204,11 +204,11 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     {
         if (!_copied && key is not null)
         {
-            foreach (ref readonly HeaderInjectionQueue.Pair pair in queue.Taken)
+            foreach (ref readonly HeaderLine line in queue.Taken)
             {
-                if (!pair.Known && string.Equals(pair.Name, key, StringComparison.OrdinalIgnoreCase))
+                if (line.Known < 0 && string.Equals(line.Name, key, StringComparison.OrdinalIgnoreCase))
                 {
-                    value = pair.Value;
+                    value = line.Value;
                     return true;
                 }
             }

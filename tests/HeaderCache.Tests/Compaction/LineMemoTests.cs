@@ -147,7 +147,7 @@ public sealed class LineMemoTests
     private static string TakenValue(ReaderDriver driver)
     {
         Assert.True(driver.Queue.TryTake());
-        return driver.Queue.Taken[0].Value;
+        return driver.Queue.Taken[0].Value!;
     }
 
     private static string[] Taken(ReaderDriver driver)
