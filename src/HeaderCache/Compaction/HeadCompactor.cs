@@ -400,7 +400,10 @@ internal sealed class HeadCompactor : IDisposable
             return PassThroughReason.Malformed;
         }
 
-        if (plain && RecallsLines)
+        // A line is remembered once its strings were served: a line whose value or name was just created (a request
+        // id, a per-file validator) mostly never comes back, and remembering it would cost as much as the lookup it
+        // might save and push out a line that does come back.
+        if (plain && RecallsLines && !line.Created)
         {
             Remember(line, name);
         }
