@@ -129,8 +129,8 @@ internal sealed class LineMemo
     }
 
     /// <summary>
-    /// Remembers the line last given to <see cref="Find"/> or found by <see cref="FindNext"/>: in place of the entry found for it (whose strings the
-    /// caches no longer held), else in place of the oldest.
+    /// Remembers the line last given to <see cref="Find"/> or found by <see cref="FindNext"/>: in place of the entry
+    /// found for it (whose strings the caches no longer held), else in place of the oldest.
     /// </summary>
     public void Remember(in Entry entry)
     {
