@@ -92,7 +92,6 @@ internal sealed class HeaderCacheConnectionMiddleware
             options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime, context.ConnectionId);
         context.Features.Set<IHeaderStringCacheFeature>(connection);
         context.Features.Set(connection.RequestHeaders);
-        CachedRequestHeaders.Flow(connection.RequestHeaders);
         await _next(new HeaderCacheConnectionContext(context, connection)).ConfigureAwait(false);
     }
 }

@@ -34,44 +34,8 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     // Until the first request with taken lines there is no Kestrel collection to stand for.
     private static readonly IHeaderDictionary None = new HeaderDictionary();
 
-    // The connection's flow (its execution context, from the connection middleware on) carries the connection's
-    // instance, so a request finds it without a feature lookup.
-    private static readonly AsyncLocal<CachedRequestHeaders?> Flowing = new();
-
     private IHeaderDictionary _kestrel = None;
     private bool _copied = true;
-    private IFeatureCollection? _requestFeatures;
-
-    /// <summary>Makes <paramref name="headers"/> the instance the current flow carries: the connection middleware's
-    /// call, before it runs the rest of the connection.</summary>
-    public static void Flow(CachedRequestHeaders headers) => Flowing.Value = headers;
-
-    /// <summary>
-    /// The instance of the connection whose request <paramref name="requestFeatures"/> are, or <see langword="null"/>.
-    /// </summary>
-    /// <remarks>
-    /// Kestrel's request features of HTTP/1.1 are one object per connection, so the instance the flow carries is
-    /// taken when it was found for these features before. Otherwise (the connection's first request, a flow that did
-    /// not carry it, a stream of another protocol) it is looked up in the features, where the middleware put it: the
-    /// flow is only a shortcut, never the authority. The indexer, not <c>Get&lt;T&gt;</c>: a generic method called
-    /// through an interface costs a runtime dictionary lookup.
-    /// </remarks>
-    public static CachedRequestHeaders? Find(IFeatureCollection requestFeatures)
-    {
-        CachedRequestHeaders? headers = Flowing.Value;
-        if (headers is not null && ReferenceEquals(headers._requestFeatures, requestFeatures))
-        {
-            return headers;
-        }
-
-        headers = requestFeatures[typeof(CachedRequestHeaders)] as CachedRequestHeaders;
-        if (headers is not null)
-        {
-            headers._requestFeatures = requestFeatures;
-        }
-
-        return headers;
-    }
 
     /// <summary>
     /// Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
