@@ -19,7 +19,7 @@
 #
 # With --slices N the measured time of each profile is cut into N slices that the three modes take in turn
 # (A B C A B C ...), each a wrk run of duration/N seconds; a mode's round is the sum of its slices. The machine's
-# speed drifts over tens of seconds (steal time on this VM), which turns into round-to-round noise when each
+# speed drifts from run to run (a shared VM), which turns into round-to-round noise when each
 # mode is measured in one block; slices of a second or two put the modes under the same conditions.
 #
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
