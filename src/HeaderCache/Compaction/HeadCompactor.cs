@@ -445,7 +445,7 @@ internal sealed class HeadCompactor : IDisposable
         bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
         ref byte nameMisses = ref NameMisses(line);
         if (take && (_valueBypassRemaining > 0 || nameMisses >= MissesBeforeNameBypass
-            || entry.ValueSlot < 0 || !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value)))
+            || (entry.ValueSlot != LineMemo.WellKnownValue && !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value))))
         {
             return false;
         }
@@ -453,7 +453,7 @@ internal sealed class HeadCompactor : IDisposable
         line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot);
         if (take)
         {
-            line.Value = _cache.Touch(entry.ValueSlot);
+            line.Value = entry.ValueSlot == LineMemo.WellKnownValue ? entry.Value : _cache.Touch(entry.ValueSlot);
             _taken += line.End - line.Start;
             CountValueLookup(ref nameMisses, hit: true);
         }
@@ -475,7 +475,7 @@ internal sealed class HeadCompactor : IDisposable
     {
         string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
         bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
-        if (value is null || !named || (line.Value is not null && _valueSlot < 0))
+        if (value is null || !named || (line.Value is not null && _valueSlot == -1))
         {
             return;
         }
@@ -653,6 +653,13 @@ internal sealed class HeadCompactor : IDisposable
             }
 
             nameMisses = MissesBeforeNameBypass - 1;
+        }
+
+        if (WellKnownValues.TryGet(value, out string? wellKnown))
+        {
+            _valueSlot = LineMemo.WellKnownValue;
+            CountValueLookup(ref nameMisses, hit: true);
+            return wellKnown;
         }
 
         // A lookup that made no string was served, by this connection's cache or the shared tier.

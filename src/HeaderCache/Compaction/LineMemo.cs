@@ -31,6 +31,9 @@ internal sealed class LineMemo
     /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines.</summary>
     public const int Size = 32;
 
+    /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownValues"/>, which is in no slot.</summary>
+    public const short WellKnownValue = -2;
+
     private readonly uint _seed = (uint)Random.Shared.Next();
     private uint[] _fingerprints = [];
     private Entry[] _entries = [];
@@ -59,7 +62,8 @@ internal sealed class LineMemo
         /// <summary>For <see cref="HeaderNameTable.Other"/>: the slot of the cache of names that held <see cref="Name"/>.</summary>
         public byte NameSlot;
 
-        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or -1 (a value Kestrel reused, a kept line).</summary>
+        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or <see cref="WellKnownValue"/>, or -1 (a
+        /// value Kestrel reused, a kept line).</summary>
         public short ValueSlot;
 
         /// <summary>Whether the line was found since the replacement hand last passed it.</summary>

@@ -29,7 +29,7 @@ public sealed class HeadCompactorTests
         // Lines the cache does not hold (empty, too long, excluded) are taken out too, with strings made as
         // Kestrel makes them: only then can all the lines go back into the request in the order they were sent.
         string longValue = new('v', 257);
-        string head = "GET / HTTP/1.1\r\nHost: h\r\nX-Dup: 1\r\nX-Empty: \r\nx-dup: 2\r\nX-Long: " + longValue +
+        string head = "GET / HTTP/1.1\r\nHost: h\r\nX-Dup: d1\r\nX-Empty: \r\nx-dup: d2\r\nX-Long: " + longValue +
             "\r\nX-Secret: s\r\nTrailer: t\r\nX-Ok: ok\r\n\r\n";
         using var driver = new ReaderDriver(excluded: ["x-secret"]);
         HeaderStringCache cache = driver.Cache;
@@ -39,10 +39,10 @@ public sealed class HeadCompactorTests
         var headers = new HeaderDictionary();
         Assert.True(driver.Queue.TryApply(headers));
         Assert.Equal(
-            ["X-Dup=1|2", "X-Empty=", $"X-Long={longValue}", "X-Secret=s", "Trailer=t", "X-Ok=ok"],
+            ["X-Dup=d1|d2", "X-Empty=", $"X-Long={longValue}", "X-Secret=s", "Trailer=t", "X-Ok=ok"],
             headers.Select(h => $"{h.Key}={string.Join('|', h.Value.ToArray())}"));
 
-        // Cached: the values 1, 2, t and ok, not "", the long value or "s"; and, in the cache of names, the seven
+        // Cached: the values d1, d2, t and ok, not "", the long value or "s"; and, in the cache of names, the seven
         // names (none is a field of Kestrel's).
         Assert.Equal(4, cache.Count);
         Assert.Equal(4, cache.Counters.Misses);
@@ -209,7 +209,7 @@ public sealed class HeadCompactorTests
         for (int i = 0; i < 2; i++)
         {
             driver.Clear();
-            driver.Send(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Short: 1\r\n{longName}: 2\r\n\r\n"));
+            driver.Send(Encoding.ASCII.GetBytes($"GET / HTTP/1.1\r\nHost: h\r\nX-Short: s1\r\n{longName}: s2\r\n\r\n"));
             var headers = new HeaderDictionary();
             Assert.True(driver.Queue.TryApply(headers));
             Assert.Equal(["X-Short", longName], headers.Keys);

@@ -50,24 +50,24 @@ public sealed class LineMemoTests
     {
         using var driver = new ReaderDriver(new HeaderStringCache(slotCount: 1, seed: 1));
         string Head(string value) => $"GET / HTTP/1.1\r\nHost: h\r\nX-A: {value}\r\n\r\n";
-        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("one")));
         string first = TakenValue(driver);
-        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("one")));
         Assert.Same(first, TakenValue(driver));
         long recalled = driver.Compactor.LinesRecalled;
 
-        // "2" takes the only slot: "1" is created again, and the memo serves it only once the cache has served it
+        // "two" takes the only slot: "one" is created again, and the memo serves it only once the cache has served it
         // again (a line whose value was just created is not remembered).
-        driver.Send(Encoding.ASCII.GetBytes(Head("2")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("two")));
         TakenValue(driver);
-        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("one")));
         string again = TakenValue(driver);
         Assert.NotSame(first, again);
         Assert.Equal(recalled + 2, driver.Compactor.LinesRecalled);   // Host, twice
-        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("one")));
         Assert.Same(again, TakenValue(driver));
         Assert.Equal(recalled + 3, driver.Compactor.LinesRecalled);   // Host; X-A served by the cache, remembered
-        driver.Send(Encoding.ASCII.GetBytes(Head("1")));
+        driver.Send(Encoding.ASCII.GetBytes(Head("one")));
         Assert.Same(again, TakenValue(driver));
         Assert.Equal(recalled + 5, driver.Compactor.LinesRecalled);
     }

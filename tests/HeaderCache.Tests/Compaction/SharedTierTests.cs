@@ -24,7 +24,7 @@ public sealed class SharedTierTests
     public void A_value_sent_on_k_minus_1_connections_any_number_of_times_is_never_served_from_the_tier_and_on_k_it_is()
     {
         var shared = new SharedStrings();
-        byte[] request = Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: probe/1.0\r\nsec-ch-ua: \"Probe\";v=\"1\"\r\nX-Other: 1\r\n\r\n");
+        byte[] request = Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: probe/1.0\r\nsec-ch-ua: \"Probe\";v=\"1\"\r\nX-Other: o\r\n\r\n");
         for (int connection = 1; connection <= K + 1; connection++)
         {
             // One slot for values: the connection misses its own cache on almost every value, so it asks the tier and
@@ -67,8 +67,10 @@ public sealed class SharedTierTests
             firstHeads.Add(headers);
             if (connection <= K)
             {
+                // Nothing from the tier; only the two lines of a known name with a well-known value
+                // (Upgrade-Insecure-Requests: 1, Accept-Encoding: gzip, deflate, br, zstd) come without a new string.
                 Assert.Equal(0, driver.Compactor.Counters.SharedHits);
-                Assert.Equal(0, driver.Compactor.LinesServed);
+                Assert.Equal(2, driver.Compactor.LinesServed);
             }
             else
             {

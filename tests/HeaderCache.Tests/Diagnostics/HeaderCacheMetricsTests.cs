@@ -174,9 +174,9 @@ public sealed class HeaderCacheMetricsTests : IDisposable
         await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, null, "--HeaderCache:SlotCount=1");
         using var activity = new CacheActivity(server);
 
-        // One value slot: each new value evicts the one before; the two names fit in the cache of names. x-b: 2 finds
+        // One value slot: each new value evicts the one before; the two names fit in the cache of names. x-b: v2 finds
         // its value in the cache but needs a new name string: the line is created and avoids nothing.
-        string[] heads = ["x-a: 1\r\n", "x-a: 2\r\n", "x-b: 2\r\n", "x-b: 3\r\n"];
+        string[] heads = ["x-a: v1\r\n", "x-a: v2\r\n", "x-b: v2\r\n", "x-b: v3\r\n"];
         await SendAsync(server, heads);
         Assert.Equal(1, await activity.ConnectionsAsync("cached"));
 
