@@ -13,6 +13,10 @@ internal struct CacheCounters
     /// <summary>Lookups this cache missed that the process-wide shared tier answered: strings not allocated either.</summary>
     public long SharedHits;
 
+    /// <summary>Lookups this cache missed that a string of the process's fixed list (<see cref="WellKnownStrings"/>)
+    /// answered: strings not allocated either.</summary>
+    public long WellKnownHits;
+
     /// <summary>Strings dropped to make room for a new one.</summary>
     public long Evictions;
 
@@ -27,6 +31,7 @@ internal struct CacheCounters
         Hits = left.Hits + right.Hits,
         Misses = left.Misses + right.Misses,
         SharedHits = left.SharedHits + right.SharedHits,
+        WellKnownHits = left.WellKnownHits + right.WellKnownHits,
         Evictions = left.Evictions + right.Evictions,
         BytesSaved = left.BytesSaved + right.BytesSaved,
     };

@@ -146,7 +146,10 @@ internal sealed class HeaderStringCache
     /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
     /// <param name="shared">The shared tier, or <see langword="null"/> when these bytes must not be shared.</param>
     /// <param name="connection">The connection's id for the shared tier's admission.</param>
-    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, SharedStringTable? shared, long connection)
+    /// <param name="wellKnown">Strings of the process that a miss here takes before it asks the shared tier or creates
+    /// one (counted in <see cref="CacheCounters.WellKnownHits"/>).</param>
+    public bool TryGetOrAdd(
+        ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, SharedStringTable? shared, long connection, WellKnownStrings? wellKnown = null)
     {
         slot = -1;
         if (bytes.Length > _maxLength)
@@ -165,6 +168,14 @@ internal sealed class HeaderStringCache
                 slot = found;
                 return true;
             }
+        }
+
+        if (wellKnown is not null && wellKnown.TryGet(bytes, out value))
+        {
+            Counters.WellKnownHits++;
+            Counters.BytesSaved += StringSize(value.Length);
+            slot = Admit(fingerprint, value);
+            return true;
         }
 
         if (shared is not null)

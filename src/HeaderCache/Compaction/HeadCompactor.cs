@@ -570,7 +570,7 @@ internal sealed class HeadCompactor : IDisposable
     {
         long hits = _names.Counters.Hits;
         long misses = _names.Counters.Misses;
-        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId)
+        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId, WellKnownStrings.Names)
             ? cached
             : HeaderStringCache.Decode(name);
         bool miss = _names.Counters.Hits == hits;
@@ -655,7 +655,7 @@ internal sealed class HeadCompactor : IDisposable
             nameMisses = MissesBeforeNameBypass - 1;
         }
 
-        if (WellKnownValues.TryGet(value, out string? wellKnown))
+        if (WellKnownStrings.Values.TryGet(value, out string? wellKnown))
         {
             _valueSlot = LineMemo.WellKnownValue;
             CountValueLookup(ref nameMisses, hit: true);

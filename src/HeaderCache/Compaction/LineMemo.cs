@@ -31,7 +31,7 @@ internal sealed class LineMemo
     /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines.</summary>
     public const int Size = 32;
 
-    /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownValues"/>, which is in no slot.</summary>
+    /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownStrings.Values"/>, which is in no slot.</summary>
     public const short WellKnownValue = -2;
 
     private readonly uint _seed = (uint)Random.Shared.Next();
