@@ -38,7 +38,7 @@ public sealed class ReuseTests
     }
 
     [Fact]
-    public async Task Two_connections_never_share_an_instance()
+    public async Task Two_connections_never_share_a_string_made_from_what_a_client_sent()
     {
         var recorder = new HeaderRecorder();
         await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, recorder.Install);
