@@ -84,6 +84,10 @@ internal sealed class CompactingPipeReader : PipeReader
     /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
     public Action<PassThroughReason>? PassThroughStarted { get; set; }
 
+    /// <summary>Called on the thread that shows Kestrel a complete head, just before Kestrel parses it there (and, for a
+    /// head in one piece, creates the request's context there too).</summary>
+    public Action? HeadShown { get; set; }
+
     // One byte past what Kestrel allows a section is enough for the compactor to decide.
     private int SectionScanLength => _limits.MaxSectionLength + 1;
 
@@ -313,6 +317,7 @@ internal sealed class CompactingPipeReader : PipeReader
         }
 
         _sectionLength = prefix + _compactor.SectionLength;
+        HeadShown?.Invoke();
         if (!_compactor.HasTakenLines)
         {
             // Nothing to put back: the request-level part finds no entry and does nothing.

@@ -70,6 +70,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     {
         var reader = new CompactingPipeReader(input, _compactor, _limits);
         reader.PassThroughStarted = OnPassThrough;
+        reader.HeadShown = RequestHeaders.OnHeadShown;
         return reader;
     }
 
@@ -131,6 +132,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         }
 
         _compactor.Dispose();
+        RequestHeaders.Detach();
     }
 
     private void OnPassThrough(PassThroughReason reason)

@@ -34,8 +34,50 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     // Until the first request with taken lines there is no Kestrel collection to stand for.
     private static readonly IHeaderDictionary None = new HeaderDictionary();
 
+    // The connection whose head was last shown to Kestrel on this thread: Kestrel parses a head and creates its request's
+    // context on the thread its read completed on, so this is nearly always the request's connection, found without the
+    // lookup through Kestrel's features and the connection's (which costs about as much as the rest of the request-level
+    // part). The request's feature collection, Kestrel's per connection, tells whether it is.
+    [ThreadStatic]
+    private static CachedRequestHeaders? t_shown;
+
+    private IFeatureCollection? _requestFeatures;
     private IHeaderDictionary _kestrel = None;
     private bool _copied = true;
+
+    /// <summary>The request-level part of the connection of the request whose context is being created, or
+    /// <see langword="null"/> when its connection has none.</summary>
+    public static CachedRequestHeaders? Of(IFeatureCollection requestFeatures)
+    {
+        CachedRequestHeaders? headers = t_shown;
+        if (headers is not null && ReferenceEquals(headers._requestFeatures, requestFeatures))
+        {
+            return headers;
+        }
+
+        // Kestrel's request features fall back to the connection's, where the middleware put the connection's view.
+        // The indexer, not Get<T>: a generic method called through an interface costs a runtime dictionary lookup.
+        headers = requestFeatures[typeof(CachedRequestHeaders)] as CachedRequestHeaders;
+        if (headers is not null)
+        {
+            headers._requestFeatures = requestFeatures;
+        }
+
+        return headers;
+    }
+
+    /// <summary>Notes that a head of this connection was just shown to Kestrel on this thread.</summary>
+    public void OnHeadShown() => t_shown = this;
+
+    /// <summary>The connection ended: nothing refers to its request features from here.</summary>
+    public void Detach()
+    {
+        _requestFeatures = null;
+        if (t_shown == this)
+        {
+            t_shown = null;
+        }
+    }
 
     /// <summary>
     /// Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's

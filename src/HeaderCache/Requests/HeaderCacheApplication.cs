@@ -14,9 +14,7 @@ internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext
     /// <inheritdoc />
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
-        // Kestrel's request features fall back to the connection's, where the middleware put the connection's view.
-        // The indexer, not Get<T>: a generic method called through an interface costs a runtime dictionary lookup.
-        (contextFeatures[typeof(CachedRequestHeaders)] as CachedRequestHeaders)?.Attach(contextFeatures);
+        CachedRequestHeaders.Of(contextFeatures)?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 
