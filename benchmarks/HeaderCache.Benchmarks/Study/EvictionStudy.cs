@@ -12,7 +12,7 @@ namespace HeaderCache.Benchmarks.Study;
 
 /// <summary>
 /// The eviction study behind <c>docs/eviction.md</c>: replays every traffic profile through the real
-/// <see cref="HeaderStringCache"/> (SIEVE) and the study's other policies at each slot count and prints markdown tables.
+/// <see cref="HeaderStringCache"/> (CLOCK) and the study's other policies at each slot count and prints markdown tables.
 /// </summary>
 /// <remarks>
 /// Every simulated connection has its own cache and its own placeholder seed, and replays its profile
@@ -45,7 +45,7 @@ internal static class EvictionStudy
         output.WriteLine(Invariant($"Eviction study: {Connections} connections per profile (seeds 1-{Connections}), {RequestsPerConnection} requests per connection, one cache per connection."));
         output.WriteLine(Invariant($"Command: `{Command}`"));
         output.WriteLine();
-        output.WriteLine(Invariant($"Lookups recorded from the product's HeadCompactor; replaying them through a fresh {HeadlineSlots}-slot SIEVE cache reproduced the recording run's hits and misses on every connection."));
+        output.WriteLine(Invariant($"Lookups recorded from the product's HeadCompactor; replaying them through a fresh {HeadlineSlots}-slot CLOCK cache (the engine's) reproduced the recording run's hits and misses on every connection."));
         output.WriteLine();
 
         SharedTierStudy.Run(profiles, Connections, RequestsPerConnection, output);
@@ -67,7 +67,7 @@ internal static class EvictionStudy
         output.WriteLine();
         output.WriteLine(Invariant($"### Names in their own {HeaderStringCache.NameSlotCount} slots"));
         output.WriteLine();
-        output.WriteLine(Invariant($"The tables above and below are values only, and count the values the compactor looked up: a name whose values missed {HeadCompactor.MissesBeforeNameBypass} times in a row has most of its values created without a look-up (per-name admission), and those are not in them. Names Kestrel has no constant for go through the connection's cache of names ({HeaderStringCache.NameSlotCount} slots, SIEVE). What the application gets, names and values and bypassed values together, is the next table."));
+        output.WriteLine(Invariant($"The tables above and below are values only, and count the values the compactor looked up: a name whose values missed {HeadCompactor.MissesBeforeNameBypass} times in a row has most of its values created without a look-up (per-name admission), and those are not in them. Names Kestrel has no constant for go through the connection's cache of names ({HeaderStringCache.NameSlotCount} slots, CLOCK). What the application gets, names and values and bypassed values together, is the next table."));
         output.WriteLine();
         output.WriteLine("| profile | name lookups/req | name hit rate |");
         output.WriteLine("|---|---:|---:|");
@@ -130,13 +130,13 @@ internal static class EvictionStudy
 
     private static string Percent(double rate) => rate.ToString("0.0%", CultureInfo.InvariantCulture);
 
-    // SIEVE is the engine itself; the other policies are the study's own (StudyPolicy).
+    // CLOCK is the engine itself; the other policies are the study's own (StudyPolicy).
     private static Result Simulate(Trace[] traces, string policy, int slots)
     {
         long hits = 0, misses = 0, saved = 0, requests = 0;
         foreach (Trace trace in traces)
         {
-            if (policy == "SIEVE")
+            if (policy == "CLOCK")
             {
                 var cache = new HeaderStringCache(slots, seed: (uint)trace.Seed);
                 foreach (byte[] lookup in trace.Lookups)
@@ -151,7 +151,7 @@ internal static class EvictionStudy
             }
             else
             {
-                StudyPolicy model = policy == "LRU" ? StudyPolicy.Lru(slots) : StudyPolicy.Clock(slots);
+                StudyPolicy model = policy == "LRU" ? StudyPolicy.Lru(slots) : StudyPolicy.Sieve(slots);
                 trace.Lookups.ForEach(model.Access);
                 (hits, misses, saved) = (hits + model.Hits, misses + model.Misses, saved + model.BytesSaved);
             }
@@ -206,7 +206,7 @@ internal static class EvictionStudy
 
         public int Seed { get; }
 
-        /// <summary>What the connection's own cache of names did (the product's, <see cref="HeaderStringCache.NameSlotCount"/> slots, SIEVE).</summary>
+        /// <summary>What the connection's own cache of names did (the product's, <see cref="HeaderStringCache.NameSlotCount"/> slots, CLOCK).</summary>
         public CacheCounters Names { get; }
 
         public int Requests { get; }

@@ -3,8 +3,8 @@ using HeaderCache.Caching;
 namespace HeaderCache.Benchmarks.Study;
 
 /// <summary>
-/// The eviction policies the study compares with the engine's SIEVE, written with plain collections over the
-/// lookups' bytes as keys: the product has only SIEVE, so these live here. Hits and saved bytes are counted as the
+/// The eviction policies the study compares with the engine's CLOCK, written with plain collections over the
+/// lookups' bytes as keys: the product has only CLOCK, so these live here. Hits and saved bytes are counted as the
 /// engine counts them.
 /// </summary>
 internal abstract class StudyPolicy(int capacity)
@@ -19,11 +19,11 @@ internal abstract class StudyPolicy(int capacity)
 
     public static StudyPolicy Lru(int capacity) => new LruPolicy(capacity);
 
-    public static StudyPolicy Clock(int capacity) => new ClockPolicy(capacity);
+    public static StudyPolicy Sieve(int capacity) => new SievePolicy(capacity, remembered: 0);
 
     /// <summary>SIEVE, but a first miss only remembers the key among the last <paramref name="remembered"/> ones
     /// missed once; the value is admitted when it misses again while still remembered.</summary>
-    public static StudyPolicy SieveWithDoorkeeper(int capacity, int remembered) => new DoorkeeperPolicy(capacity, remembered);
+    public static StudyPolicy SieveWithDoorkeeper(int capacity, int remembered) => new SievePolicy(capacity, remembered);
 
     /// <summary>Looks the key up, admitting it on a miss as the policy decides.</summary>
     public void Access(byte[] lookup)
@@ -77,46 +77,12 @@ internal abstract class StudyPolicy(int capacity)
         }
     }
 
-    /// <summary>CLOCK: a ring with a reference bit per entry; on a miss the hand clears set bits until it finds a
-    /// clear one, replaces that entry in place and steps past it.</summary>
-    private sealed class ClockPolicy(int capacity) : StudyPolicy(capacity)
-    {
-        private readonly List<(string Key, bool Referenced)> _ring = [];
-        private int _hand;
-
-        protected override bool Touch(string key)
-        {
-            int index = _ring.FindIndex(e => e.Key == key);
-            if (index < 0)
-            {
-                return false;
-            }
-
-            _ring[index] = (key, true);
-            return true;
-        }
-
-        protected override void Admit(string key)
-        {
-            if (_ring.Count < Capacity)
-            {
-                _ring.Add((key, false));
-                return;
-            }
-
-            while (_ring[_hand].Referenced)
-            {
-                _ring[_hand] = (_ring[_hand].Key, false);
-                _hand = (_hand + 1) % Capacity;
-            }
-
-            _ring[_hand] = (key, false);
-            _hand = (_hand + 1) % Capacity;
-        }
-    }
-
-    /// <summary>SIEVE (as the engine) behind a doorkeeper of keys missed once.</summary>
-    private sealed class DoorkeeperPolicy(int capacity, int remembered) : StudyPolicy(capacity)
+    /// <summary>SIEVE (Zhang et al., NSDI '24), the engine's policy before CLOCK: a queue in insertion order with a
+    /// visited bit per entry. On a miss the hand goes from where it stopped toward newer entries, wrapping to the
+    /// oldest, clears visited bits and evicts the first unvisited entry; survivors keep their place and the new key
+    /// joins as the newest. With <paramref name="remembered"/> above 0, a doorkeeper of keys missed once stands in
+    /// front.</summary>
+    private sealed class SievePolicy(int capacity, int remembered) : StudyPolicy(capacity)
     {
         private readonly LinkedList<(string Key, bool Visited)> _queue = new(); // First = oldest.
         private readonly Dictionary<string, LinkedListNode<(string Key, bool Visited)>> _nodes = new(StringComparer.Ordinal);
@@ -136,7 +102,7 @@ internal abstract class StudyPolicy(int capacity)
 
         protected override void Admit(string key)
         {
-            if (!_seenOnce.Contains(key))
+            if (remembered > 0 && !_seenOnce.Contains(key))
             {
                 _seenOnce.Enqueue(key);
                 if (_seenOnce.Count > remembered)

@@ -16,7 +16,7 @@ namespace HeaderCache.Caching;
 /// compare. That compare also validates a hit: a cached string holds only valid characters, and
 /// <see cref="Ascii.Equals(ReadOnlySpan{byte}, ReadOnlySpan{char})"/> never equates a non-ASCII byte with a
 /// character, so bytes equal to it are valid. So every byte of a hit is read once, by the compare; a miss reads
-/// them again to validate them before it creates the string, and admits the string by SIEVE.</para>
+/// them again to validate them before it creates the string, and admits the string by CLOCK.</para>
 /// <para>Fingerprints of different bytes collide when the length and the bytes read agree (request ids that
 /// differ in the middle, or values a client crafts): a collision costs one more compare, never a wrong string.
 /// Storage is allocated on the first insert, so a connection that never sends a cacheable header costs
@@ -53,7 +53,6 @@ internal sealed class HeaderStringCache
     private uint[]? _fingerprints;
     private string[]? _strings;
     private bool[]? _visited;
-    private byte[]? _order;  // Slot numbers from the oldest insert to the newest, for the SIEVE hand.
     private int _count;
     private int _hand;
 
@@ -290,7 +289,7 @@ internal sealed class HeaderStringCache
 
     // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8.
     private static long SlotArrayBytes(int slots) =>
-        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(bool)) + ArrayBytes(slots, sizeof(byte));
+        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(bool));
 
     private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
 
@@ -324,14 +323,12 @@ internal sealed class HeaderStringCache
             _fingerprints = new uint[_slotCount];
             _strings = new string[_slotCount];
             _visited = new bool[_slotCount];
-            _order = new byte[_slotCount];
         }
 
         int slot;
         if (_count < _slotCount)
         {
             slot = _count++;
-            _order![slot] = (byte)slot;
         }
         else
         {
@@ -345,38 +342,24 @@ internal sealed class HeaderStringCache
         return slot;
     }
 
-    // SIEVE: a hand moves from the oldest insert to the newest, evicting the first unvisited entry and clearing
-    // visited bits on the way; survivors keep their place in insertion order.
+    // CLOCK rather than SIEVE: for proxy traffic at the default slot count SIEVE's hit rate swings with the number of
+    // slots while CLOCK's stays near LRU's (docs/eviction.md), and evicting in place needs no order of inserts to keep.
+    // The hand starts at slot 0, the oldest insert; it moves past the newcomer so that a new string gets a whole sweep
+    // in which to be used.
     private int Evict()
     {
+        Debug.Assert(_count == _slotCount);
         bool[] visited = _visited!;
-        byte[] order = _order!;
-        while (true)
+        while (visited[_hand])
         {
-            if (_hand >= _slotCount)
-            {
-                _hand = 0;
-            }
-
-            int slot = order[_hand];
-            if (!visited[slot])
-            {
-                // Remove from its place in insertion order; the new string becomes the newest.
-                // The hand stays where it is, which now holds the next newer survivor, unless the
-                // victim was the newest: then the hand wraps to the oldest.
-                Array.Copy(order, _hand + 1, order, _hand, _slotCount - _hand - 1);
-                order[_slotCount - 1] = (byte)slot;
-                if (_hand >= _slotCount - 1)
-                {
-                    _hand = 0;
-                }
-
-                Debug.Assert(_count == _slotCount);
-                return slot;
-            }
-
-            visited[slot] = false;
-            _hand++;
+            visited[_hand] = false;
+            _hand = Next(_hand);
         }
+
+        int slot = _hand;
+        _hand = Next(slot);
+        return slot;
     }
+
+    private int Next(int slot) => slot + 1 == _slotCount ? 0 : slot + 1;
 }

@@ -37,7 +37,7 @@ public class HeaderStringCacheModelTests
     /// "LengthOnly": the fingerprint is the length, so equal-length inputs always collide.</param>
     [Theory]
     [MemberData(nameof(Cases))]
-    public void Matches_the_oracle_and_the_SIEVE_model_over_a_long_random_sequence(int slotCount, string fingerprint)
+    public void Matches_the_oracle_and_the_CLOCK_model_over_a_long_random_sequence(int slotCount, string fingerprint)
     {
         PoolEntry[] pool = BuildPool(new Random(PoolSeed));
         int lookups = fingerprint == "Real" ? Lookups : CollidingLookups;
@@ -52,7 +52,7 @@ public class HeaderStringCacheModelTests
                 _ => throw new ArgumentOutOfRangeException(nameof(fingerprint)),
             },
         };
-        var model = new SieveModel(slotCount);
+        var model = new ClockModel(slotCount);
         var returned = new Dictionary<string, string>(StringComparer.Ordinal); // bytes -> last instance returned
         long hits = 0;
         long misses = 0;
@@ -99,7 +99,7 @@ public class HeaderStringCacheModelTests
             bool expectedHit = model.Access(entry.Key);
             if (hit != expectedHit)
             {
-                Fail(step, entry, $"{(hit ? "hit" : "miss")}, the SIEVE model expects a {(expectedHit ? "hit" : "miss")}");
+                Fail(step, entry, $"{(hit ? "hit" : "miss")}, the CLOCK model expects a {(expectedHit ? "hit" : "miss")}");
             }
 
             if (!string.Equals(value, entry.Key, StringComparison.Ordinal))

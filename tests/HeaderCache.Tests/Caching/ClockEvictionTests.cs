@@ -3,28 +3,29 @@ using HeaderCache.Caching;
 namespace HeaderCache.Tests.Caching;
 
 /// <summary>
-/// Hand-worked lookup traces of the engine's SIEVE eviction. A step is a key followed by <c>+</c> (expected hit) or
-/// <c>-</c> (expected miss, which admits the key). The comments give the state after the
-/// interesting steps, oldest entry first; <c>*</c> marks a visited entry.
+/// Hand-worked lookup traces of the engine's CLOCK eviction. A step is a key followed by <c>+</c> (expected hit) or
+/// <c>-</c> (expected miss, which admits the key). The comments give the ring after the interesting steps, in slot
+/// order; brackets mark the entry the hand rests on, <c>*</c> a visited entry.
 /// </summary>
-public class SieveEvictionTests
+public class ClockEvictionTests
 {
     public static TheoryData<int, string> Traces => new()
     {
-        // The hand moves from the oldest entry toward the newest, keeps visited entries in place.
+        // One slot: the hand clears A*'s bit, comes round to A and evicts it.
         { 1, "A- A+ B- B+ A- A+ B-" },
 
-        // C- spares A* and evicts B, the newest, so the hand wraps: A C. A+ B- spares A*, evicts C: A B.
-        // C- evicts A (its visit was cleared); the hand rests on B, so A- evicts B.
+        // C- clears A*, evicts B; C takes B's slot and the hand moves past it: [A] C. A+ B- clears A*, evicts C: [A] B.
+        // C- evicts A (its visit was cleared): C [B], so A- evicts B: [C] A.
         { 2, "A- B- A+ C- A+ B- C- A-" },
 
-        // D- spares A* and evicts B, hand on C: A C D. E- evicts C: A D E. F- evicts D: A E F.
-        // A stays while the hand keeps clearing newer entries (CLOCK would have evicted A at F-).
-        { 3, "A- B- C- A+ D- E- F- A+ G- A+ E- F- A+" },
+        // D- clears A*, evicts B: A D [C]. E- evicts C: [A] D E. F- evicts A, whose visit D- cleared: F [D] E (SIEVE
+        // keeps A here: its hand goes on from D to the newer entries). A- evicts D, not F, which the hand just passed:
+        // F A [E]. E+ D- clears E*, evicts F: D [A] E. E+ F- evicts A: D F [E*]. A- clears E*, evicts D: A [F] E.
+        { 3, "A- B- C- A+ D- E- F- A- E+ D- E+ F- A- E+" },
 
-        // D- spares A* and B*, evicts C, the newest, so the hand wraps: A B D. E- evicts A: B D E.
-        // B+ D+, then A- spares B* and D*, evicts E (newest, wrap): B D A. E- evicts B: D A E.
-        { 3, "A- B- C- A+ B+ D- E- B+ D+ A- E- D+ A+ B-" },
+        // All visited: D- clears A*, B* and C* in a whole turn and evicts A, where it started: D [B] C. E- evicts B:
+        // D E [C]. C+ A- clears C*, evicts D: A [E] C. C+ D- evicts E: A D [C*]. B- clears C*, evicts A: B [D] C.
+        { 3, "A- B- C- A+ B+ C+ D- E- C+ A- C+ D- B- C+" },
     };
 
     [Theory]
@@ -46,7 +47,7 @@ public class SieveEvictionTests
     [MemberData(nameof(Traces))]
     public void Reference_model_follows_the_hand_worked_trace(int slotCount, string trace)
     {
-        var model = new SieveModel(slotCount);
+        var model = new ClockModel(slotCount);
         string[] steps = trace.Split(' ');
         for (int i = 0; i < steps.Length; i++)
         {
