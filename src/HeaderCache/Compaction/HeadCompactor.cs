@@ -380,10 +380,9 @@ internal sealed class HeadCompactor : IDisposable
             if (reason == PassThroughReason.None && plain && RecallsLines && !ActsOnFraming(name, value))
             {
                 // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...).
-                _memo.Remember(new LineMemo.Entry
-                {
-                    Name = HeaderStringCache.Decode(name), Value = HeaderStringCache.Decode(value), Kind = HeaderNameTable.Kept, ValueSlot = -1,
-                });
+                _memo.Remember(
+                    new LineMemo.Entry { Name = HeaderStringCache.Decode(name), Value = HeaderStringCache.Decode(value), Kind = HeaderNameTable.Kept, ValueSlot = -1 },
+                    content);
             }
 
             return reason;
@@ -405,7 +404,7 @@ internal sealed class HeadCompactor : IDisposable
         // might save and push out a line that does come back.
         if (plain && RecallsLines && !line.Created)
         {
-            Remember(line, name);
+            Remember(line, name, content);
         }
 
         Record(line);
@@ -439,7 +438,7 @@ internal sealed class HeadCompactor : IDisposable
         // Filled in place: copying a line with its two references into the array costs more than the rest. Nothing
         // below records a line, so the reference stays in the queue's array.
         ref HeaderLine line = ref _queue.NextLine();
-        ReadOnlySpan<byte> name = content[..entry.Name.Length];
+        ReadOnlySpan<byte> name = content[..entry.NameLength];
         line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : -1 };
         line.Repeat = IsRepeat(line, name, section);
         bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
@@ -471,7 +470,7 @@ internal sealed class HeadCompactor : IDisposable
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
     // cache of values holds or Kestrel reuses, under Kestrel's constant (sent in its casing) or a cached name.
-    private void Remember(in HeaderLine line, ReadOnlySpan<byte> name)
+    private void Remember(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
     {
         string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
         bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
@@ -480,10 +479,9 @@ internal sealed class HeadCompactor : IDisposable
             return;
         }
 
-        _memo.Remember(new LineMemo.Entry
-        {
-            Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max(line.NameSlot, 0), ValueSlot = (short)_valueSlot,
-        });
+        _memo.Remember(
+            new LineMemo.Entry { Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max(line.NameSlot, 0), ValueSlot = (short)_valueSlot },
+            content);
     }
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)

@@ -14,9 +14,13 @@ namespace HeaderCache.Compaction;
 /// <remarks>
 /// <para>Browsers and proxies send most lines of a head exactly as in an earlier head, so this is the common case.
 /// A lookup is a fingerprint of the line (length and 24 bytes, as the caches use), a scan of 32 fingerprints and
-/// two exact compares against the strings of the entry; being equal to strings that were checked when they were
+/// one compare of bytes against the line as it was remembered; being equal to bytes that were checked when they were
 /// remembered is also the check of the bytes. Only lines in the layout nearly every client uses are remembered,
-/// <c>name: value</c> with one space and a non-empty value, so that the compares decide the whole line.</para>
+/// <c>name: value</c> with one space and a non-empty value, so that the compare decides the whole line.</para>
+/// <para>The remembered lines' bytes sit together in one array, mostly in the order they came: the compares read it
+/// from start to end as the head does, and never the strings, which lie each elsewhere in the heap (under load, with
+/// other connections and the kernel between two requests of a connection, reading those cost more than comparing).
+/// The array grows to what the lines need, up to <see cref="MaxBytes"/>, and is compacted in place when full.</para>
 /// <para>This is an accelerator over the caches, not a cache of its own: an entry says where the caches held the
 /// line's strings, and the compactor serves the line from it only while they still do, touching them as the
 /// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
@@ -31,12 +35,22 @@ internal sealed class LineMemo
     /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines.</summary>
     public const int Size = 32;
 
+    /// <summary>Most bytes of remembered lines: 32 lines of a browser take about 1.5 KB.</summary>
+    public const int MaxBytes = 4096;
+
+    /// <summary>Longest line remembered: a value the cache of values holds is at most 256 bytes by default.</summary>
+    public const int MaxLineLength = 512;
+
+    private const int MinBytes = 256;
+
     /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownStrings.Values"/>, which is in no slot.</summary>
     public const short WellKnownValue = -2;
 
     private readonly uint _seed = (uint)Random.Shared.Next();
     private uint[] _fingerprints = [];
     private Entry[] _entries = [];
+    private byte[] _bytes = [];
+    private int _used;
     private int _next;
     private uint _fingerprint;
     private int _found = -1;
@@ -71,6 +85,13 @@ internal sealed class LineMemo
 
         /// <summary>The entry whose line came next the last time this one came.</summary>
         public byte Successor;
+
+        /// <summary>Length of <see cref="Name"/>, set by <see cref="Remember"/>: read without reading the string.</summary>
+        public ushort NameLength;
+
+        // Where the line's bytes are in _bytes, and how many (name, ": ", value).
+        internal ushort Offset;
+        internal ushort Length;
     }
 
     /// <summary>The entry <see cref="Find"/> returned.</summary>
@@ -102,7 +123,7 @@ internal sealed class LineMemo
             return -1;
         }
 
-        int length = entry.Name.Length + 2 + entry.Value.Length;
+        int length = entry.Length;
         if (length + 1 >= rest.Length || rest[length] != (byte)'\r' || rest[length + 1] != (byte)'\n' || !Matches(rest[..length], entry))
         {
             return -1;
@@ -133,11 +154,18 @@ internal sealed class LineMemo
     }
 
     /// <summary>
-    /// Remembers the line last given to <see cref="Find"/> or found by <see cref="FindNext"/>: in place of the entry
-    /// found for it (whose strings the caches no longer held), else in place of the oldest.
+    /// Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/> or found by
+    /// <see cref="FindNext"/>, with <paramref name="entry"/>'s strings: in place of the entry found for it (whose strings
+    /// the caches no longer held), else in place of the oldest. A line longer than <see cref="MaxLineLength"/>, or one
+    /// there is no room for, is not remembered.
     /// </summary>
-    public void Remember(in Entry entry)
+    public void Remember(in Entry entry, ReadOnlySpan<byte> line)
     {
+        if (line.Length > MaxLineLength)
+        {
+            return;
+        }
+
         if (_entries.Length == 0)
         {
             _fingerprints = new uint[Size];
@@ -145,32 +173,37 @@ internal sealed class LineMemo
         }
 
         int index = _found;
-        if (index < 0)
+        if (index >= 0)
         {
-            // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
-            while (_entries[_next].Found)
-            {
-                _entries[_next].Found = false;
-                _next = (_next + 1) % Size;
-            }
+            // The same line again, already followed: its bytes stay, and it keeps the entry that came after it.
+            ref Entry same = ref _entries[index];
+            (ushort offset, ushort length, byte successor) = (same.Offset, same.Length, same.Successor);
+            same = entry;
+            (same.Offset, same.Length, same.Successor, same.NameLength) = (offset, length, successor, (ushort)entry.Name.Length);
+            return;
+        }
 
-            index = _next;
+        // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
+        while (_entries[_next].Found)
+        {
+            _entries[_next].Found = false;
             _next = (_next + 1) % Size;
         }
 
+        index = _next;
+        _next = (_next + 1) % Size;
+        _entries[index].Name = null!;
+        if (!TryReserve(line.Length, out int at))
+        {
+            return;
+        }
+
+        line.CopyTo(_bytes.AsSpan(at));
         _fingerprints[index] = _fingerprint;
-        if (_found >= 0)
-        {
-            // The same line again, already followed: it keeps the entry that came after it.
-            byte successor = _entries[index].Successor;
-            _entries[index] = entry;
-            _entries[index].Successor = successor;
-        }
-        else
-        {
-            _entries[index] = entry;
-            Follow(index);
-        }
+        ref Entry added = ref _entries[index];
+        added = entry;
+        (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (ushort)entry.Name.Length);
+        Follow(index);
     }
 
     /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
@@ -227,17 +260,70 @@ internal sealed class LineMemo
         return candidates;
     }
 
-    private static bool Matches(ReadOnlySpan<byte> line, in Entry entry)
+    private bool Matches(ReadOnlySpan<byte> line, in Entry entry) =>
+        entry.Name is not null && line.SequenceEqual(_bytes.AsSpan(entry.Offset, entry.Length));
+
+    // Room for a line of this length at the end of _bytes: when there is none, the lines still remembered move to the
+    // start, in the array as it is or in a larger one, which leaves room for half as much again as they take.
+    private bool TryReserve(int length, out int at)
     {
-        string? name = entry.Name;
-        if (name is null || line.Length != name.Length + 2 + entry.Value.Length)
+        at = _used;
+        if (_used + length <= _bytes.Length)
+        {
+            _used += length;
+            return true;
+        }
+
+        int live = 0;
+        foreach (ref readonly Entry entry in _entries.AsSpan())
+        {
+            live += entry.Name is null ? 0 : entry.Length;
+        }
+
+        if (live + length > MaxBytes)
         {
             return false;
         }
 
-        return line[name.Length] == (byte)':'
-            && line[name.Length + 1] == (byte)' '
-            && Ascii.Equals(line[..name.Length], name)
-            && Ascii.Equals(line[(name.Length + 2)..], entry.Value);
+        int capacity = Math.Clamp((int)BitOperations.RoundUpToPowerOf2((uint)(live + length + (live / 2))), MinBytes, MaxBytes);
+        Compact(capacity <= _bytes.Length ? _bytes : new byte[capacity]);
+        at = _used;
+        _used += length;
+        return true;
+    }
+
+    // Moves the remembered lines to the start of target in the order they lie, so that in the same array no line is
+    // overwritten before it has moved.
+    private void Compact(byte[] target)
+    {
+        Span<byte> order = stackalloc byte[Size];
+        int count = 0;
+        for (int i = 0; i < Size; i++)
+        {
+            if (_entries[i].Name is null)
+            {
+                continue;
+            }
+
+            int j = count++;
+            for (; j > 0 && _entries[order[j - 1]].Offset > _entries[i].Offset; j--)
+            {
+                order[j] = order[j - 1];
+            }
+
+            order[j] = (byte)i;
+        }
+
+        int used = 0;
+        foreach (byte i in order[..count])
+        {
+            ref Entry entry = ref _entries[i];
+            _bytes.AsSpan(entry.Offset, entry.Length).CopyTo(target.AsSpan(used));
+            entry.Offset = (ushort)used;
+            used += entry.Length;
+        }
+
+        _bytes = target;
+        _used = used;
     }
 }

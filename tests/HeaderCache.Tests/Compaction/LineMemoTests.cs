@@ -114,7 +114,7 @@ public sealed class LineMemoTests
         foreach (string line in lines)
         {
             Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(line)));
-            memo.Remember(Entry(line));
+            memo.Remember(Entry(line), Encoding.ASCII.GetBytes(line));
         }
 
         memo.Begin();
@@ -140,6 +140,53 @@ public sealed class LineMemoTests
         memo.Begin();
         Assert.Equal(8, memo.FindNext(Encoding.ASCII.GetBytes("X-B: two\r\nHost: h\r\n")));
         Assert.Equal(7, memo.FindNext(Encoding.ASCII.GetBytes("Host: h\r\n")));
+    }
+
+    [Fact]
+    public void Lines_keep_their_own_bytes_and_strings_through_a_long_run_of_replacements()
+    {
+        // 2,000 lines of up to 100 bytes, 32 of which always fit: their bytes are moved together again and again. Each
+        // line is found after every replacement, so the hand takes the oldest: the last 32 lines are always there.
+        var memo = new LineMemo();
+        var random = new Random(7);
+        var lines = new List<string>();
+        for (int i = 0; i < 2000; i++)
+        {
+            string line = $"X-{random.Next(100)}: {new string((char)('a' + random.Next(26)), random.Next(1, 80))}{i}";
+            byte[] bytes = Encoding.ASCII.GetBytes(line);
+            Assert.Equal(-1, memo.Find(bytes));
+            memo.Remember(Entry(line), bytes);
+            lines.Add(line);
+            foreach (string remembered in lines.TakeLast(LineMemo.Size))
+            {
+                AssertFoundAs(memo, remembered);
+            }
+        }
+    }
+
+    [Fact]
+    public void A_line_longer_than_the_limit_is_not_remembered()
+    {
+        var memo = new LineMemo();
+        string longest = "X-A: " + new string('v', LineMemo.MaxLineLength - 5);
+        string tooLong = "X-B: " + new string('v', LineMemo.MaxLineLength - 4);
+        foreach (string line in new[] { longest, tooLong })
+        {
+            byte[] bytes = Encoding.ASCII.GetBytes(line);
+            Assert.Equal(-1, memo.Find(bytes));
+            memo.Remember(Entry(line), bytes);
+        }
+
+        AssertFoundAs(memo, longest);
+        Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(tooLong)));
+    }
+
+    private static void AssertFoundAs(LineMemo memo, string line)
+    {
+        int found = memo.Find(Encoding.ASCII.GetBytes(line));
+        Assert.True(found >= 0, line);
+        Assert.Equal(line, memo[found].Name + ": " + memo[found].Value);
+        Assert.Equal(memo[found].Name.Length, memo[found].NameLength);
     }
 
     private static LineMemo.Entry Entry(string line)
