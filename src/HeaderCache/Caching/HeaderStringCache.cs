@@ -163,7 +163,7 @@ internal sealed class HeaderStringCache
             int found = Find(bytes, fingerprint);
             if (found >= 0)
             {
-                value = Touch(found);
+                value = Touch(found, bytes.Length);
                 slot = found;
                 return true;
             }
@@ -223,15 +223,15 @@ internal sealed class HeaderStringCache
 
     /// <summary>
     /// Returns the string in <paramref name="slot"/> and counts a hit on it, exactly as a lookup that found it there
-    /// would: for a caller that already knows the bytes equal that string.
+    /// would: for a caller that already knows the bytes equal that string, and so its <paramref name="length"/> (the
+    /// string itself, elsewhere in the heap, is not read).
     /// </summary>
-    public string Touch(int slot)
+    public string Touch(int slot, int length)
     {
-        string value = _strings![slot];
         _visited![slot] = true;
         Counters.Hits++;
-        Counters.BytesSaved += StringSize(value.Length);
-        return value;
+        Counters.BytesSaved += StringSize(length);
+        return _strings![slot];
     }
 
     /// <summary>

@@ -322,8 +322,8 @@ internal sealed class HeadCompactor : IDisposable
     // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
     // string.Empty either way (StringSize(0) is 0).
     private static int AvoidedBy(in HeaderLine line) =>
-        (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.Value!.Length))
-        + (line.Known < 0 ? HeaderStringCache.StringSize(line.Name!.Length) : 0);
+        (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.ValueLength))
+        + (line.Known < 0 ? HeaderStringCache.StringSize(line.NameLength) : 0);
 
     /// <inheritdoc />
     public void Dispose() => ReleaseLines();
@@ -388,7 +388,7 @@ internal sealed class HeadCompactor : IDisposable
             return reason;
         }
 
-        var line = new HeaderLine(start, start + content.Length + 2, name) { Known = kind };
+        var line = new HeaderLine(start, start + content.Length + 2, name) { Known = (short)kind, ValueLength = (ushort)value.Length };
         line.Shared = _sharedValues is not null && IsShareable(kind, name);
         line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
         line.Repeat = IsRepeat(line, name, section);
@@ -439,7 +439,10 @@ internal sealed class HeadCompactor : IDisposable
         // below records a line, so the reference stays in the queue's array.
         ref HeaderLine line = ref _queue.NextLine();
         ReadOnlySpan<byte> name = content[..entry.NameLength];
-        line = new HeaderLine(start, start + content.Length + 2, name) { Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : -1 };
+        line = new HeaderLine(start, start + content.Length + 2, name)
+        {
+            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)(content.Length - name.Length - 2),
+        };
         line.Repeat = IsRepeat(line, name, section);
         bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
         ref byte nameMisses = ref NameMisses(line);
@@ -449,10 +452,10 @@ internal sealed class HeadCompactor : IDisposable
             return false;
         }
 
-        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot);
+        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
         if (take)
         {
-            line.Value = entry.ValueSlot == LineMemo.WellKnownValue ? entry.Value : _cache.Touch(entry.ValueSlot);
+            line.Value = entry.ValueSlot == LineMemo.WellKnownValue ? entry.Value : _cache.Touch(entry.ValueSlot, line.ValueLength);
             _taken += line.End - line.Start;
             CountValueLookup(ref nameMisses, hit: true);
         }
@@ -480,7 +483,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _memo.Remember(
-            new LineMemo.Entry { Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max(line.NameSlot, 0), ValueSlot = (short)_valueSlot },
+            new LineMemo.Entry { Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = (short)_valueSlot },
             content);
     }
 
@@ -564,13 +567,14 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
-    private string ResolveName(ReadOnlySpan<byte> name, bool shared, ref bool created, out int slot)
+    private string ResolveName(ReadOnlySpan<byte> name, bool shared, ref bool created, out short slot)
     {
         long hits = _names.Counters.Hits;
         long misses = _names.Counters.Misses;
-        string resolved = _names.TryGetOrAdd(name, out string? cached, out slot, shared ? _sharedNames : null, _connectionId, WellKnownStrings.Names)
+        string resolved = _names.TryGetOrAdd(name, out string? cached, out int found, shared ? _sharedNames : null, _connectionId, WellKnownStrings.Names)
             ? cached
             : HeaderStringCache.Decode(name);
+        slot = (short)found;
         bool miss = _names.Counters.Hits == hits;
 
         // A name too long for the cache, or one it missed that the shared tier did not serve, is a new string.

@@ -22,10 +22,10 @@ internal struct HeaderLine
     public int Key;
 
     /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
-    public int Known;
+    public short Known;
 
     /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
-    public int NameSlot;
+    public short NameSlot;
 
     /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
     public string? Name;
@@ -33,6 +33,13 @@ internal struct HeaderLine
     /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes (never in a published
     /// head: a compacted head takes all its lines).</summary>
     public string? Value;
+
+    /// <summary>Length of the name.</summary>
+    public ushort NameLength;
+
+    /// <summary>Length of the value, without the whitespace around it: what the line's strings cost is known without
+    /// reading them.</summary>
+    public ushort ValueLength;
 
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
     public bool Repeat;
@@ -56,6 +63,7 @@ internal struct HeaderLine
         End = end;
         Known = -1;
         NameSlot = -1;
+        NameLength = (ushort)name.Length;
         Key = KeyOf(name);
     }
 
