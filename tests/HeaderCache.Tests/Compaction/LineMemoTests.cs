@@ -145,8 +145,8 @@ public sealed class LineMemoTests
     [Fact]
     public void Lines_keep_their_own_bytes_and_strings_through_a_long_run_of_replacements()
     {
-        // 2,000 lines of up to 100 bytes, 32 of which always fit: their bytes are moved together again and again. Each
-        // line is found after every replacement, so the hand takes the oldest: the last 32 lines are always there.
+        // 2,000 lines of up to 100 bytes, of which a memo's worth always fits: their bytes are moved together again and
+        // again. Each line is found after every replacement, so the hand takes the oldest: the last lines are always there.
         var memo = new LineMemo();
         var random = new Random(7);
         var lines = new List<string>();
