@@ -32,10 +32,16 @@ namespace HeaderCache.Compaction;
 /// </remarks>
 internal sealed class LineMemo
 {
-    /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines, a reverse proxy's
-    /// pooled connection, carrying many users, more than twice as many (at 32 lines the proxy-pool profile's lines pushed
-    /// each other out and cost 10-15 % more CPU per request in memory).</summary>
-    public const int Size = 64;
+    /// <summary>Lines remembered per connection at first: a browser connection sends about 30 distinct lines.</summary>
+    public const int Size = 32;
+
+    /// <summary>Lines remembered per connection once lines push each other out: a reverse proxy's pooled connection,
+    /// carrying many users, sends more than twice as many distinct lines as a browser's (at 32 lines the proxy-pool
+    /// profile's lines pushed each other out and cost 10-15 % more CPU per request in memory).</summary>
+    public const int GrownSize = 64;
+
+    // Lines replaced over HeadsPerCheck heads that make the memo grow: more than one per head.
+    private const int HeadsPerCheck = 16;
 
     /// <summary>Most bytes of remembered lines: a browser's lines take about 1.5 KB, a proxy's about 4 KB.</summary>
     public const int MaxBytes = 8192;
@@ -54,6 +60,8 @@ internal sealed class LineMemo
     private byte[] _bytes = [];
     private int _used;
     private int _next;
+    private int _heads;
+    private int _replaced;
     private uint _fingerprint;
     private int _found = -1;
 
@@ -103,7 +111,19 @@ internal sealed class LineMemo
     public int Found => _found;
 
     /// <summary>Starts a new head: its first line is expected to be the last head's first.</summary>
-    public void Begin() => _previous = -1;
+    public void Begin()
+    {
+        _previous = -1;
+        if (++_heads == HeadsPerCheck)
+        {
+            if (_replaced > HeadsPerCheck && _entries.Length == Size)
+            {
+                Grow();
+            }
+
+            _heads = _replaced = 0;
+        }
+    }
 
     /// <summary>
     /// The length of the line <paramref name="rest"/> starts with when it is the line that came after the last one
@@ -189,11 +209,12 @@ internal sealed class LineMemo
         while (_entries[_next].Found)
         {
             _entries[_next].Found = false;
-            _next = (_next + 1) % Size;
+            _next = (_next + 1) % _entries.Length;
         }
 
         index = _next;
-        _next = (_next + 1) % Size;
+        _next = (_next + 1) % _entries.Length;
+        _replaced += _entries[index].Name is null ? 0 : 1;
         _entries[index].Name = null!;
         if (!TryReserve(line.Length, out int at))
         {
@@ -248,7 +269,7 @@ internal sealed class LineMemo
             ref uint first = ref MemoryMarshal.GetArrayDataReference(_fingerprints);
             Vector256<uint> target = Vector256.Create(fingerprint);
             ulong candidates = 0;
-            for (int i = 0; i < Size; i += 8)
+            for (int i = 0; i < _fingerprints.Length; i += 8)
             {
                 candidates |= (ulong)Vector256.Equals(Vector256.LoadUnsafe(ref first, (nuint)i), target).ExtractMostSignificantBits() << i;
             }
@@ -257,7 +278,7 @@ internal sealed class LineMemo
         }
 
         ulong scalar = 0;
-        for (int i = 0; i < Size; i++)
+        for (int i = 0; i < _fingerprints.Length; i++)
         {
             scalar |= _fingerprints[i] == fingerprint ? 1UL << i : 0;
         }
@@ -267,6 +288,14 @@ internal sealed class LineMemo
 
     private bool Matches(ReadOnlySpan<byte> line, in Entry entry) =>
         entry.Name is not null && line.SequenceEqual(_bytes.AsSpan(entry.Offset, entry.Length));
+
+    // The new entries are replaced first, as they are empty.
+    private void Grow()
+    {
+        Array.Resize(ref _fingerprints, GrownSize);
+        Array.Resize(ref _entries, GrownSize);
+        _next = Size;
+    }
 
     // Room for a line of this length at the end of _bytes: when there is none, the lines still remembered move to the
     // start, in the array as it is or in a larger one, which leaves room for half as much again as they take.
@@ -302,9 +331,9 @@ internal sealed class LineMemo
     // overwritten before it has moved.
     private void Compact(byte[] target)
     {
-        Span<byte> order = stackalloc byte[Size];
+        Span<byte> order = stackalloc byte[GrownSize];
         int count = 0;
-        for (int i = 0; i < Size; i++)
+        for (int i = 0; i < _entries.Length; i++)
         {
             if (_entries[i].Name is null)
             {

@@ -164,6 +164,43 @@ public sealed class LineMemoTests
         }
     }
 
+    [Theory]
+    [InlineData(3, LineMemo.GrownSize)]
+    [InlineData(1, LineMemo.Size)]
+    public void A_memo_whose_lines_push_each_other_out_grows_to_remember_twice_as_many(int newLinesPerHead, int remembered)
+    {
+        var memo = new LineMemo();
+        for (int head = 0; head < 64; head++)
+        {
+            memo.Begin();
+            for (int i = 0; i < newLinesPerHead; i++)
+            {
+                Remember(memo, $"X-{head}-{i}: v");
+            }
+        }
+
+        memo.Begin();
+        string[] last = Enumerable.Range(0, LineMemo.GrownSize + 1).Select(i => $"X-Last-{i}: v").ToArray();
+        foreach (string line in last)
+        {
+            Remember(memo, line);
+        }
+
+        foreach (string line in last.TakeLast(remembered))
+        {
+            AssertFoundAs(memo, line);
+        }
+
+        Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(last[^(remembered + 1)])));
+    }
+
+    private static void Remember(LineMemo memo, string line)
+    {
+        byte[] bytes = Encoding.ASCII.GetBytes(line);
+        Assert.Equal(-1, memo.Find(bytes));
+        memo.Remember(Entry(line), bytes);
+    }
+
     [Fact]
     public void A_line_longer_than_the_limit_is_not_remembered()
     {
