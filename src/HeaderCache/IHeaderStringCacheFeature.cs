@@ -14,7 +14,8 @@ public interface IHeaderStringCacheFeature
     /// Why they do not, or <see langword="null"/> while <see cref="IsActive"/>: <c>disabled</c> and <c>http2</c>
     /// (the connection was never read: HeaderCache is switched off, or TLS negotiated HTTP/2), or why it stepped
     /// aside, leaving every later byte to Kestrel: <c>tls</c>, <c>http2</c>, <c>version</c>, <c>connect</c>,
-    /// <c>upgrade</c>, <c>transfer_encoding</c>, <c>malformed</c>, <c>over_limit</c>. The same values as the
+    /// <c>upgrade</c>, <c>transfer_encoding</c>, <c>malformed</c>, <c>over_limit</c>, <c>nothing_to_cache</c> (16 heads in
+    /// a row had nothing to take out: only names Kestrel acts on, and values it reuses on its own). The same values as the
     /// <c>headercache.connection.reason</c> tag of the metrics.
     /// </summary>
     string? InactiveReason { get; }

@@ -30,6 +30,10 @@ internal sealed class CompactingPipeReader : PipeReader
     // A request line spanning segments is made contiguous up to this many bytes (leading CR/LF and the line).
     private const int MaxRequestLineScan = 64 * 1024;
 
+    // Heads in a row with nothing to take out after which the connection is left to Kestrel: a client whose heads
+    // hold only names Kestrel acts on and values Kestrel reuses itself gains nothing from the scan of each head.
+    internal const int HeadsWithNothingToTake = 16;
+
     private readonly PipeReader _input;
     private readonly HeadCompactor _compactor;
     private readonly HeadLimits _limits;
@@ -48,6 +52,7 @@ internal sealed class CompactingPipeReader : PipeReader
     private int _headLength;
     private byte[] _copy = [];
     private int _copied;
+    private int _headsWithNothingTaken;
 
     /// <summary>Wraps <paramref name="input"/>.</summary>
     public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
@@ -151,6 +156,9 @@ internal sealed class CompactingPipeReader : PipeReader
         switch (_stage)
         {
             case Stage.PassThrough:
+                // Kestrel may parse a head here and create its request's context: the request-level part then finds
+                // the connection's empty part through this thread instead of the request's features.
+                HeadShown?.Invoke();
                 _input.AdvanceTo(consumed, examined);
                 return;
 
@@ -322,11 +330,13 @@ internal sealed class CompactingPipeReader : PipeReader
         {
             // Nothing to put back: the request-level part finds no entry and does nothing.
             _compactor.ReleaseLines();
+            _headsWithNothingTaken++;
             _stage = Stage.Section;
             result = View(_sectionLength, canceled);
             return true;
         }
 
+        _headsWithNothingTaken = 0;
         int length = prefix + _compactor.CompactedLength;
         if (_section.Length < length)
         {
@@ -426,6 +436,10 @@ internal sealed class CompactingPipeReader : PipeReader
         {
             // After an upgrade the connection may carry another protocol: stop looking at it.
             EnterPassThrough(PassThroughReason.Upgrade);
+        }
+        else if (_headsWithNothingTaken == HeadsWithNothingToTake)
+        {
+            EnterPassThrough(PassThroughReason.NothingToCache);
         }
         else if (_compactor.ContentLength > 0)
         {

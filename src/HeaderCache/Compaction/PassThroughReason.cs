@@ -29,6 +29,10 @@ internal enum PassThroughReason
 
     /// <summary>A head over Kestrel's request-line, header-size or header-count limit.</summary>
     OverLimit,
+
+    /// <summary>Heads in a row with nothing to take out: only names Kestrel acts on, and known headers whose value
+    /// Kestrel reuses from the previous request on its own.</summary>
+    NothingToCache,
 }
 
 /// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>
@@ -45,6 +49,7 @@ internal static class PassThroughReasonNames
         PassThroughReason.TransferEncoding => "transfer_encoding",
         PassThroughReason.Malformed => "malformed",
         PassThroughReason.OverLimit => "over_limit",
+        PassThroughReason.NothingToCache => "nothing_to_cache",
         _ => "none",
     };
 }

@@ -207,6 +207,54 @@ public sealed class CompactingPipeReaderTests
     }
 
     [Fact]
+    public async Task A_connection_whose_heads_have_nothing_to_take_is_left_to_Kestrel()
+    {
+        using var fixture = new Fixture();
+        // Host is Kestrel's to act on, and Accept repeats: from the second head on Kestrel reuses its string on its own.
+        const string Plain = "GET / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n";
+        await fixture.WriteAsync(Plain);
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", await ReadHeadAsync(fixture));
+
+        // A head with a line to take starts the count again.
+        for (int i = 1; i < CompactingPipeReader.HeadsWithNothingToTake; i++)
+        {
+            await fixture.WriteAsync(Plain);
+            Assert.Equal(Plain, await ReadHeadAsync(fixture));
+        }
+
+        await fixture.WriteAsync(Head);
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", await ReadHeadAsync(fixture));
+        for (int i = 1; i < CompactingPipeReader.HeadsWithNothingToTake; i++)
+        {
+            await fixture.WriteAsync(Plain);
+            Assert.Equal(Plain, await ReadHeadAsync(fixture));
+        }
+
+        Assert.Equal(PassThroughReason.None, fixture.Reader.PassThroughReason);
+
+        // The last of them has a body: it is read as it is, and so is everything after it.
+        const string Post = "POST / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nContent-Length: 2\r\n\r\n";
+        await fixture.WriteAsync(Post + "ab" + Head);
+        ReadResult post = await fixture.Reader.ReadAsync();
+        Assert.Equal(Post, Text(post.Buffer));
+        fixture.Reader.AdvanceTo(post.Buffer.End);
+        Assert.Equal(PassThroughReason.NothingToCache, fixture.Reader.PassThroughReason);
+
+        ReadResult rest = await fixture.Reader.ReadAsync();
+        Assert.Equal("ab" + Head, Text(rest.Buffer));
+        Assert.False(fixture.Queue.TryApply(new HeaderDictionary()));
+    }
+
+    private static async Task<string> ReadHeadAsync(Fixture fixture)
+    {
+        ReadResult head = await fixture.Reader.ReadAsync();
+        string text = Text(head.Buffer);
+        fixture.Reader.AdvanceTo(head.Buffer.End);
+        fixture.Queue.TryApply(new HeaderDictionary());
+        return text;
+    }
+
+    [Fact]
     public void Steady_state_compaction_allocates_nothing()
     {
         using var driver = new ReaderDriver();

@@ -16,7 +16,7 @@ public sealed class LineMemoTests
     [InlineData("firefox", 0.75)]
     [InlineData("safari", 0.75)]
     [InlineData("proxy-pool", 0.30)]
-    [InlineData("plaintext", 0.95)]
+    [InlineData("plaintext", 0.90)]
     [InlineData("churn", 0.0)]
     public void Serves_lines_sent_again_and_changes_nothing_the_long_way_would_do(string profileName, double minRecalled)
     {
@@ -30,7 +30,13 @@ public sealed class LineMemoTests
         for (int i = 0; i < 400; i++)
         {
             byte[] request = connection.Render(i);
-            lines += request.Count(b => b == (byte)'\n') - 2;
+            if (withMemo.Reader.PassThroughReason == PassThroughReason.None)
+            {
+                // Plaintext's heads have nothing to take from the second on: after 16 of them the connection is
+                // Kestrel's, and its lines are not looked at.
+                lines += request.Count(b => b == (byte)'\n') - 2;
+            }
+
             withMemo.Clear();
             without.Clear();
             withMemo.Send(request);
