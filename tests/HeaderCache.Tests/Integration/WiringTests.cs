@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net;
 using System.Text;
+using HeaderCache.Compaction;
 using HeaderCache.Connection;
 using HeaderCache.Sample;
 using HeaderCache.Traffic;
@@ -107,6 +108,26 @@ public sealed class WiringTests
         Differential.AssertAnswers(Request, transcript[1]);
         Assert.True(server.SawCacheFeature);
         Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
+    }
+
+    [Fact]
+    public async Task A_connection_with_nothing_to_cache_is_left_to_Kestrel_after_16_heads()
+    {
+        await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.UseHeaderStringCache());
+        // Accept is taken from the first head only: from the second on Kestrel reuses its string on its own.
+        byte[] plain = "GET / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n"u8.ToArray();
+        int requests = CompactingPipeReader.HeadsWithNothingToTake + 3;
+        List<string> transcript = await RawHttp.ExchangeAsync(
+            server.EndPoint, [.. Enumerable.Repeat<IReadOnlyList<byte[]>>([plain], requests)], RawHttp.Whole);
+
+        Assert.All(transcript.Take(requests), answer => Differential.AssertAnswers(plain, answer));
+        string?[] reasons = [.. server.InactiveReasons];
+        Assert.Equal(requests, reasons.Length);
+        // The 17th head is the 16th with nothing to take: Kestrel has taken it, and the reader stepped aside, before the
+        // application runs for it.
+        int active = CompactingPipeReader.HeadsWithNothingToTake;
+        Assert.All(reasons[..active], reason => Assert.Null(reason));
+        Assert.All(reasons[active..], reason => Assert.Equal("nothing_to_cache", reason));
     }
 
     [Fact]
@@ -392,6 +413,7 @@ public sealed class WiringTests
     {
         private readonly WebApplication _app;
         private volatile bool _sawCacheFeature;
+        private readonly ConcurrentQueue<string?> _inactiveReasons = new();
         private volatile string? _inactiveReason;
         private long _strippedLines;
 
@@ -412,6 +434,9 @@ public sealed class WiringTests
         /// <summary>What the connection feature of the last request said about why the cache is not on.</summary>
         public string? InactiveReason => _inactiveReason;
 
+        /// <summary>What the connection feature said about why the cache is not on, request by request.</summary>
+        public IEnumerable<string?> InactiveReasons => _inactiveReasons;
+
         /// <summary>Header lines the compactor had taken out, as of the last request that saw the cache.</summary>
         public long StrippedLines => Interlocked.Read(ref _strippedLines);
 
@@ -428,6 +453,7 @@ public sealed class WiringTests
             {
                 IHeaderStringCacheFeature? published = context.Features.Get<IHeaderStringCacheFeature>();
                 server._inactiveReason = published?.InactiveReason;
+                server._inactiveReasons.Enqueue(published?.InactiveReason);
                 HeaderCacheConnection? feature = published as HeaderCacheConnection;
                 if (feature is not null)
                 {
