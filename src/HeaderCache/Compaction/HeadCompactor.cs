@@ -379,10 +379,9 @@ internal sealed class HeadCompactor : IDisposable
             PassThroughReason reason = OnKeptHeader(name, value);
             if (reason == PassThroughReason.None && plain && RecallsLines && !ActsOnFraming(name, value))
             {
-                // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...).
-                _memo.Remember(
-                    new LineMemo.Entry { Name = HeaderStringCache.Decode(name), Value = HeaderStringCache.Decode(value), Kind = HeaderNameTable.Kept, ValueSlot = -1 },
-                    content);
+                // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...). Its strings are
+                // Kestrel's to make: the entry holds none, only the bytes to recognise the line by.
+                _memo.Remember(new LineMemo.Entry { Name = string.Empty, Value = string.Empty, Kind = HeaderNameTable.Kept, ValueSlot = -1 }, content);
             }
 
             return reason;

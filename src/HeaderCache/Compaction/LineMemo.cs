@@ -13,9 +13,9 @@ namespace HeaderCache.Compaction;
 /// </summary>
 /// <remarks>
 /// <para>Browsers and proxies send most lines of a head exactly as in an earlier head, so this is the common case.
-/// A lookup is a fingerprint of the line (length and 24 bytes, as the caches use), a scan of 64 fingerprints and
-/// one compare of bytes against the line as it was remembered; being equal to bytes that were checked when they were
-/// remembered is also the check of the bytes. Only lines in the layout nearly every client uses are remembered,
+/// A lookup is a fingerprint of the line (length and 24 bytes, as the caches use), a scan of 32 fingerprints (64 once
+/// grown) and one compare of bytes against the line as it was remembered; being equal to bytes that were checked when
+/// they were remembered is also the check of the bytes. Only lines in the layout nearly every client uses are remembered,
 /// <c>name: value</c> with one space and a non-empty value, so that the compare decides the whole line.</para>
 /// <para>The remembered lines' bytes sit together in one array, mostly in the order they came: the compares read it
 /// from start to end as the head does, and never the strings, which lie each elsewhere in the heap (under load, with
@@ -73,10 +73,11 @@ internal sealed class LineMemo
     /// <summary>One remembered line.</summary>
     public struct Entry
     {
-        /// <summary>The name exactly as sent: Kestrel's constant, or the string in the cache of names.</summary>
+        /// <summary>The name exactly as sent: Kestrel's constant, or the string in the cache of names; empty for a
+        /// <see cref="HeaderNameTable.Kept"/> line. Null marks an entry that holds no line.</summary>
         public string Name;
 
-        /// <summary>The value exactly as sent.</summary>
+        /// <summary>The value exactly as sent; empty for a <see cref="HeaderNameTable.Kept"/> line.</summary>
         public string Value;
 
         /// <summary>A known name's position in <see cref="HeaderNameTable.KnownNames"/>, or
