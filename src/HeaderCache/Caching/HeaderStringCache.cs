@@ -106,6 +106,13 @@ internal sealed class HeaderStringCache
         }
     }
 
+    /// <summary>Lets go of the slots and the strings in them; the counters stay. The next insert allocates again.</summary>
+    public void Release()
+    {
+        (_fingerprints, _strings, _visited) = (null, null, null);
+        (_count, _hand) = (0, 0);
+    }
+
     /// <summary>
     /// The most <see cref="RetainedBytes"/> can ever be for a cache of this shape, whatever a client sends: every
     /// slot holding a string of <paramref name="maxLength"/> characters.

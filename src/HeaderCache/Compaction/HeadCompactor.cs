@@ -325,8 +325,19 @@ internal sealed class HeadCompactor : IDisposable
         (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.ValueLength))
         + (line.Known < 0 ? HeaderStringCache.StringSize(line.NameLength) : 0);
 
-    /// <inheritdoc />
-    public void Dispose() => ReleaseLines();
+    /// <summary>
+    /// The connection ended or passes through: nothing the compactor holds will serve another line, so it lets go of
+    /// its caches' strings, its memo and what it knew of the last head (a long-lived upgraded connection would keep
+    /// them for nothing). The counters stay for the metrics.
+    /// </summary>
+    public void Dispose()
+    {
+        ReleaseLines();
+        _cache.Release();
+        _names.Release();
+        _memo.Release();
+        (_previous, _previousMask, _nameMisses) = ([], 0, []);
+    }
 
     /// <summary>Forgets the current head's lines, recorded in the queue: a head with nothing to take out publishes none,
     /// and a connection that passes through or ends records no more. The entries published stay for their requests

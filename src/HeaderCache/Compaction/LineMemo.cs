@@ -126,6 +126,15 @@ internal sealed class LineMemo
         }
     }
 
+    /// <summary>Lets go of every remembered line and their bytes: the connection reads no more heads. Another head
+    /// would start from an empty memo of <see cref="Size"/> lines.</summary>
+    public void Release()
+    {
+        (_fingerprints, _entries, _bytes) = ([], [], []);
+        (_used, _next, _heads, _replaced, _first) = (0, 0, 0, 0, 0);
+        (_found, _previous) = (-1, -1);
+    }
+
     /// <summary>
     /// The length of the line <paramref name="rest"/> starts with when it is the line that came after the last one
     /// found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being equal to

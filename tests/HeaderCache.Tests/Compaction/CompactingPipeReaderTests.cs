@@ -231,6 +231,7 @@ public sealed class CompactingPipeReaderTests
         }
 
         Assert.Equal(PassThroughReason.None, fixture.Reader.PassThroughReason);
+        Assert.True(fixture.Compactor.Cache.IsAllocated);
 
         // The last of them has a body: it is read as it is, and so is everything after it.
         const string Post = "POST / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nContent-Length: 2\r\n\r\n";
@@ -239,6 +240,11 @@ public sealed class CompactingPipeReaderTests
         Assert.Equal(Post, Text(post.Buffer));
         fixture.Reader.AdvanceTo(post.Buffer.End);
         Assert.Equal(PassThroughReason.NothingToCache, fixture.Reader.PassThroughReason);
+
+        // What would serve a later head is let go of; what the cache did stays counted.
+        Assert.False(fixture.Compactor.Cache.IsAllocated);
+        Assert.Equal(0, fixture.Compactor.Cache.Count);
+        Assert.True(fixture.Compactor.Counters.Misses > 0);
 
         ReadResult rest = await fixture.Reader.ReadAsync();
         Assert.Equal("ab" + Head, Text(rest.Buffer));
