@@ -9,16 +9,16 @@ namespace HeaderCache.Caching;
 /// </summary>
 /// <remarks>
 /// <para>Browsers send many such strings on every request: the names of client hints, fetch metadata and priority, and
-/// their values (fetch metadata's closed sets, structured-field booleans, platform names, RFC 9218 urgencies). Proxies
-/// add the forwarding headers. A value from <see cref="Values"/> is served without taking a slot of the connection's
-/// cache: a browser connection's working set is about 31 values, these are about half of it, and 25 slots then hold
-/// the rest (the cookies and referers that do repeat). A name from <see cref="Names"/> still takes its slot in the
-/// cache of names, which keeps the name's history of values, but no new string: the first request of a connection
-/// would otherwise create every name it sends.</para>
-/// <para>The lists are fixed in the code and come from the specifications and the documentation of common proxies, not
-/// from traffic, so a hit says nothing about any client; being strings of the process, they hold no memory per
-/// connection. A name is listed as the specification or proxy writes it and in lower case, as HTTP/2 and HTTP/3 carry
-/// it and as proxies forward it from there, since a string is served only for exactly its bytes.</para>
+/// their values (fetch metadata's closed sets, structured-field booleans, platform names, RFC 9218 urgencies, the
+/// default <c>Accept</c> of each kind of request). Proxies add the forwarding headers. A value from
+/// <see cref="Values"/> is served without taking a slot of the connection's cache: more than half of a browser
+/// connection's distinct values are in the list, and 25 slots then hold the rest (the cookies and referers that do
+/// repeat). A name from <see cref="Names"/> still takes its slot in the cache of names, which keeps the name's history
+/// of values, but no new string: the first request of a connection would otherwise create every name it sends.</para>
+/// <para>The lists are fixed in the code and come from the specifications and the documentation of browsers and common
+/// proxies, not from traffic, so a hit says nothing about any client; being strings of the process, they hold no
+/// memory per connection. A name is listed as the specification or proxy writes it and in lower case, as HTTP/2 and
+/// HTTP/3 carry it and as proxies forward it from there, since a string is served only for exactly its bytes.</para>
 /// </remarks>
 internal sealed class WellKnownStrings
 {
@@ -47,6 +47,20 @@ internal sealed class WellKnownStrings
         // browsers and proxies send.
         "no-cache", "max-age=0", "gzip, deflate, br, zstd", "gzip, deflate, br", "gzip, deflate", "gzip", "br", "identity",
         "*/*", "trailers", "XMLHttpRequest", "prefetch", "http", "https",
+
+        // Accept as browsers send it by default for a document, an image and a style sheet (the Fetch standard's values,
+        // and Chromium's, Firefox's and Safari's current ones as MDN lists them), and as JSON clients send it. A browser
+        // connection sends three or four of these in turn, which Kestrel's one previous value per header cannot reuse.
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7",
+        "image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5",
+        "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+        "image/avif,image/webp,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5",
+        "image/avif,image/webp,*/*",
+        "image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5",
+        "text/css,*/*;q=0.1",
+        "application/json", "application/json, text/plain, */*",
     ]);
 
     /// <summary>Header names Kestrel has no constant for.</summary>

@@ -76,6 +76,40 @@ public sealed class WellKnownStringsTests
     }
 
     [Fact]
+    public void A_browsers_default_Accept_is_the_same_string_on_every_connection_and_takes_no_slot()
+    {
+        // A document, then a style sheet, then an image, as Chromium asks for them: Kestrel alone reuses none of these
+        // (each differs from the request before it).
+        string[] accepts =
+        [
+            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7",
+            "text/css,*/*;q=0.1",
+            "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+        ];
+        var seen = new List<string>();
+        for (int connection = 0; connection < 2; connection++)
+        {
+            using var driver = new ReaderDriver();
+            foreach (string accept in accepts)
+            {
+                driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAccept: " + accept + "\r\n\r\n"));
+                IHeaderDictionary headers = new HeaderDictionary();
+                Assert.True(driver.Queue.TryApply(headers));
+                Assert.Equal(accept, headers.Accept.ToString());
+                seen.Add(headers.Accept.ToString());
+            }
+
+            Assert.Equal((0, 0), (driver.Cache.Count, driver.Cache.Counters.Misses));
+            Assert.Equal((3, 0), (driver.Compactor.LinesServed, driver.Compactor.LinesCreated));
+        }
+
+        for (int i = 0; i < accepts.Length; i++)
+        {
+            Assert.Same(seen[i], seen[i + accepts.Length]);
+        }
+    }
+
+    [Fact]
     public void An_excluded_name_gets_a_new_string_even_for_a_well_known_value()
     {
         using var driver = new ReaderDriver(excluded: ["sec-fetch-mode"]);
