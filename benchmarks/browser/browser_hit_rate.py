@@ -52,15 +52,16 @@ def stats(port):
         return json.load(r)
 
 
-def browse(browser, port):
-    """One browser session walks the site; the walk's last step requests /site/done, then the browser is closed."""
+def browse(browser, port, browser_port=None):
+    """One browser session walks the site; the walk's last step requests /site/done, then the browser is closed.
+    The browser connects to browser_port when given (a relay in front of the server on port)."""
     def done():
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/site/done-count", timeout=30) as r:
             return int(r.read())
 
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                 f"--user-data-dir={profile}", f"http://127.0.0.1:{port}/site/page1"],
+                                 f"--user-data-dir={profile}", f"http://127.0.0.1:{browser_port or port}/site/page1"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             deadline = time.time() + 120
