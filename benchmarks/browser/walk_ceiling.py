@@ -91,10 +91,12 @@ def main():
         subprocess.run(["dotnet", "build", os.path.join(walk.REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
                         "--artifacts-path", os.path.join(walk.REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
     proc, port = walk.start("kestrel")
+    control = walk.Control(port)
     try:
         relay = Relay(port)
-        walk.browse(browser, port, relay.port)
+        walk.browse(browser, control, port, relay.port)
     finally:
+        control.close()
         proc.terminate()
         proc.wait(timeout=30)
 
