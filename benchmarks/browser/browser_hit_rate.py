@@ -42,6 +42,12 @@ def chromium():
     return path
 
 
+def build():
+    """The sample, Release, into artifacts/browser (DLL)."""
+    subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
+                    "--artifacts-path", os.path.join(REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
+
+
 def start(mode):
     return sample_server.start(DLL, {"DOTNET_gcServer": "0", "Sample__CacheStats": "true", "ASPNETCORE_ENVIRONMENT": "Production",
                                      "Logging__LogLevel__Microsoft.Hosting.Lifetime": "Information", **MODES[mode]})
@@ -116,8 +122,7 @@ def main():
     args = parser.parse_args()
     browser = chromium()
     if not args.no_build:
-        subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
-                        "--artifacts-path", os.path.join(REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
+        build()
     print(subprocess.run([browser, "--version"], capture_output=True, text=True).stdout.strip())
     bytes_per = {m: [] for m in MODES}
     for i in range(args.runs):

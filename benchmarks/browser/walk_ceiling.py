@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import collections
 import os
-import subprocess
 import sys
 import threading
 
@@ -88,8 +87,7 @@ def main():
     args = parser.parse_args()
     browser = walk.chromium()
     if not args.no_build:
-        subprocess.run(["dotnet", "build", os.path.join(walk.REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
-                        "--artifacts-path", os.path.join(walk.REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
+        walk.build()
     proc, port = walk.start("kestrel")
     control = walk.Control(port)
     try:
