@@ -15,7 +15,8 @@ public interface IHeaderStringCacheFeature
     /// (the connection was never read: HeaderCache is switched off, or TLS negotiated HTTP/2), or why it stepped
     /// aside, leaving every later byte to Kestrel: <c>tls</c>, <c>http2</c>, <c>version</c>, <c>connect</c>,
     /// <c>upgrade</c>, <c>transfer_encoding</c>, <c>malformed</c>, <c>over_limit</c>, <c>nothing_to_cache</c> (16 heads in
-    /// a row had nothing to take out: only names Kestrel acts on, and values it reuses on its own). The same values as the
+    /// a row had nothing to take out: only names Kestrel acts on, and values it reuses on its own),
+    /// <c>values_do_not_repeat</c> (fewer than 8 of 64 value lookups in a row were hits). The same values as the
     /// <c>headercache.connection.reason</c> tag of the metrics.
     /// </summary>
     string? InactiveReason { get; }

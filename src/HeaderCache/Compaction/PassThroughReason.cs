@@ -33,6 +33,10 @@ internal enum PassThroughReason
     /// <summary>Heads in a row with nothing to take out: only names Kestrel acts on, and known headers whose value
     /// Kestrel reuses from the previous request on its own.</summary>
     NothingToCache,
+
+    /// <summary>Fewer than one in <see cref="HeadCompactor.MinValueHitRateInverse"/> of the last
+    /// <see cref="HeadCompactor.ValueWindow"/> value lookups were hits: the connection's values do not repeat.</summary>
+    ValuesDoNotRepeat,
 }
 
 /// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>
@@ -50,6 +54,7 @@ internal static class PassThroughReasonNames
         PassThroughReason.Malformed => "malformed",
         PassThroughReason.OverLimit => "over_limit",
         PassThroughReason.NothingToCache => "nothing_to_cache",
+        PassThroughReason.ValuesDoNotRepeat => "values_do_not_repeat",
         _ => "none",
     };
 }

@@ -260,5 +260,5 @@ public sealed class LineMemoTests
     private static string Summary(ReaderDriver driver) =>
         $"values {driver.Cache.Counters.Hits}/{driver.Cache.Counters.Misses}/{driver.Cache.Counters.Evictions}, " +
         $"names {driver.Names.Counters.Hits}/{driver.Names.Counters.Misses}/{driver.Names.Counters.Evictions}, " +
-        $"lines {driver.Compactor.LinesServed}/{driver.Compactor.LinesCreated}, avoided {driver.Compactor.AvoidedBytes} B, bypasses {driver.Compactor.ValueBypasses}";
+        $"lines {driver.Compactor.LinesServed}/{driver.Compactor.LinesCreated}, avoided {driver.Compactor.AvoidedBytes} B, passes through: {driver.Reader.PassThroughReason}";
 }
