@@ -53,7 +53,7 @@ internal static class RetainedMemory
             bare[i] = new Pipe();
             for (int r = 0; r < requests; r++)
             {
-                DrainBare(bare[i], profile.Connect(i).Render(r % profile.Count));
+                DrainBare(bare[i], profile.Connect(i).Render(r));
             }
         }
 
@@ -69,7 +69,7 @@ internal static class RetainedMemory
             TrafficProfile.Connection traffic = profile.Connect(i);
             for (int r = 0; r < requests; r++)
             {
-                connection.Send(traffic.Render(r % profile.Count));
+                connection.Send(traffic.Render(r));
             }
 
             connections[i] = connection;
