@@ -432,14 +432,12 @@ internal sealed class CompactingPipeReader : PipeReader
         // An idle keep-alive connection keeps no buffer: the next head rents again.
         Return(ref _section);
         Return(ref _copy);
-        if (_compactor.Upgrade)
+        if (_compactor.Upgrade || _headsWithNothingTaken == HeadsWithNothingToTake)
         {
-            // After an upgrade the connection may carry another protocol: stop looking at it.
-            EnterPassThrough(PassThroughReason.Upgrade);
-        }
-        else if (_headsWithNothingTaken == HeadsWithNothingToTake)
-        {
-            EnterPassThrough(PassThroughReason.NothingToCache);
+            // After an upgrade the connection may carry another protocol: stop looking at it. The requests before this
+            // head have ended, so only this head's lines, if any, need the queue from here.
+            _compactor.StopAfterHead();
+            EnterPassThrough(_compactor.Upgrade ? PassThroughReason.Upgrade : PassThroughReason.NothingToCache);
         }
         else if (_compactor.ContentLength > 0)
         {

@@ -342,6 +342,10 @@ internal sealed class HeadCompactor : IDisposable
     /// (an upgraded request, or one whose client stopped sending, still runs).</summary>
     public void ReleaseLines() => _queue.Discard();
 
+    /// <summary>The complete head just read is the last the compactor reads: the requests before it have ended, so the
+    /// queue lets go of its array unless this head's lines wait for their request.</summary>
+    public void StopAfterHead() => _queue.StopRecording();
+
     // A head is being read, so the last request has ended: the queue may let go of its array if nothing waits.
     private Outcome PassThrough(PassThroughReason reason)
     {

@@ -29,6 +29,10 @@ internal sealed class HeaderInjectionQueue
     private int _takenStart;
     private int _takenCount;
 
+    /// <summary>Whether the queue holds an array of lines: a connection that passes through lets go of it once no entry
+    /// waits.</summary>
+    public bool HoldsLines => _lines.Length != 0;
+
     /// <summary>The lines recorded for the head being read, after the published ones; the compactor changes them in place
     /// until it publishes or discards them.</summary>
     public Span<HeaderLine> Recorded => _lines.AsSpan(_lineEnd, _recorded);

@@ -232,6 +232,7 @@ public sealed class CompactingPipeReaderTests
 
         Assert.Equal(PassThroughReason.None, fixture.Reader.PassThroughReason);
         Assert.True(fixture.Compactor.Cache.IsAllocated);
+        Assert.True(fixture.Queue.HoldsLines);
 
         // The last of them has a body: it is read as it is, and so is everything after it.
         const string Post = "POST / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nContent-Length: 2\r\n\r\n";
@@ -243,6 +244,7 @@ public sealed class CompactingPipeReaderTests
 
         // What would serve a later head is let go of; what the cache did stays counted.
         Assert.False(fixture.Compactor.Cache.IsAllocated);
+        Assert.False(fixture.Queue.HoldsLines);
         Assert.Equal(0, fixture.Compactor.Cache.Count);
         Assert.True(fixture.Compactor.Counters.Misses > 0);
 
