@@ -14,9 +14,10 @@ if (args.Length == 4 && args[0] == "connection-path-loop")
     return;
 }
 
-if (args.Length == 3 && args[0] == "connection-path-pairs")
+if (args.Length is 3 or 4 && args[0] == "connection-path-pairs")
 {
-    ConnectionPathPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
+    int evictKilobytes = args.Length == 4 ? int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 0;
+    ConnectionPathPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), evictKilobytes, Console.Out);
     return;
 }
 

@@ -95,8 +95,12 @@ public class ConnectionPathBenchmarks
     /// <summary>Header lines per request of the profile, for per-line figures.</summary>
     public double HeaderLinesPerRequest => _requests.Average(r => r.Count(b => b == (byte)'\n') - 2);
 
+    /// <summary>What empties the processor's caches before every request, or none (BenchmarkDotNet's runs).</summary>
+    internal CacheEvictor? Evictor { get; set; }
+
     private async Task RoundTripAsync()
     {
+        Evictor?.Walk();
         byte[] request = _requests[_next];
         _next = (_next + 1) % _requests.Length;
         await _client.Output.WriteAsync(request);

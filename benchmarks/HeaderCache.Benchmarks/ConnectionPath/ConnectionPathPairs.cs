@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 
 namespace HeaderCache.Benchmarks.ConnectionPath;
 
@@ -13,19 +12,21 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 /// <remarks>
 /// The figure is the process's CPU time during each server's turns, client included (the same client for both), and
 /// the garbage collections each server's allocations bring on mostly fall in its own turns. The ratio is printed for
-/// the whole run and for each tenth of it, whose spread says how far the whole can be trusted.
+/// the whole run and for each tenth of it, whose spread says how far the whole can be trusted. With a size in KB after
+/// the seconds, a <see cref="CacheEvictor"/> of that size runs before every request of both servers and its CPU time is
+/// taken out of theirs: how the ratio moves when every request starts from cold caches.
 /// </remarks>
 internal static class ConnectionPathPairs
 {
-    private const int ProcessCpuClock = 2;  // CLOCK_PROCESS_CPUTIME_ID
     private const int Tenths = 10;
 
-    public static void Run(string profile, double seconds, TextWriter output)
+    public static void Run(string profile, double seconds, int evictKilobytes, TextWriter output)
     {
+        CacheEvictor? evictor = evictKilobytes > 0 ? new CacheEvictor(evictKilobytes) : null;
         ConnectionPathBenchmarks[] servers =
         [
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.HeaderCache },
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.KestrelDefault },
+            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.HeaderCache, Evictor = evictor },
+            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.KestrelDefault, Evictor = evictor },
         ];
         foreach (ConnectionPathBenchmarks server in servers)
         {
@@ -33,11 +34,11 @@ internal static class ConnectionPathPairs
         }
 
         // A quarter of the time first, unmeasured: tiered compilation reaches the hot methods' final code.
-        Alternate(servers, seconds / 4, new double[1, 2], new long[1, 2]);
+        Alternate(servers, evictor, seconds / 4, new double[1, 2], new long[1, 2]);
 
         var cpu = new double[Tenths, 2];
         var turns = new long[Tenths, 2];
-        Alternate(servers, seconds, cpu, turns);
+        Alternate(servers, evictor, seconds, cpu, turns);
         foreach (ConnectionPathBenchmarks server in servers)
         {
             server.Cleanup();
@@ -48,12 +49,14 @@ internal static class ConnectionPathPairs
         double headerCache = Enumerable.Range(0, Tenths).Sum(tenth => cpu[tenth, 0]) / (Enumerable.Range(0, Tenths).Sum(tenth => turns[tenth, 0]) * ConnectionPathBenchmarks.RequestsPerInvoke);
         double kestrel = Enumerable.Range(0, Tenths).Sum(tenth => cpu[tenth, 1]) / (Enumerable.Range(0, Tenths).Sum(tenth => turns[tenth, 1]) * ConnectionPathBenchmarks.RequestsPerInvoke);
         output.WriteLine(
-            $"{profile}: CPU per request HeaderCache {headerCache / 1000:F2} us, Kestrel alone {kestrel / 1000:F2} us, ratio {headerCache / kestrel:F3}"
+            (evictor is null ? string.Empty : $"{evictKilobytes} KB evicted before every request, ")
+            + $"{profile}: CPU per request HeaderCache {headerCache / 1000:F2} us, Kestrel alone {kestrel / 1000:F2} us, ratio {headerCache / kestrel:F3}"
             + $" (tenths of the run: median {(ratios[(Tenths / 2) - 1] + ratios[Tenths / 2]) / 2:F3}, {ratios[0]:F3} to {ratios[^1]:F3})");
     }
 
-    // Turns of one invocation each (64 requests), the CPU time of each turn added to its server's tenth of the run.
-    private static void Alternate(ConnectionPathBenchmarks[] servers, double seconds, double[,] cpu, long[,] turns)
+    // Turns of one invocation each (64 requests), the CPU time of each turn, less the evictor's, added to its server's
+    // tenth of the run.
+    private static void Alternate(ConnectionPathBenchmarks[] servers, CacheEvictor? evictor, double seconds, double[,] cpu, long[,] turns)
     {
         var clock = Stopwatch.StartNew();
         long limit = (long)(seconds * Stopwatch.Frequency);
@@ -62,30 +65,11 @@ internal static class ConnectionPathPairs
         {
             int server = (int)(turn & 1);
             int part = (int)Math.Min(parts - 1, clock.ElapsedTicks * parts / limit);
-            double start = ProcessCpuNanoseconds();
+            double start = CpuClock.Process();
+            double walked = evictor?.Nanoseconds ?? 0;
             servers[server].Request().GetAwaiter().GetResult();
-            cpu[part, server] += ProcessCpuNanoseconds() - start;
+            cpu[part, server] += CpuClock.Process() - start - ((evictor?.Nanoseconds ?? 0) - walked);
             turns[part, server]++;
         }
-    }
-
-    private static double ProcessCpuNanoseconds()
-    {
-        if (ClockGetTime(ProcessCpuClock, out TimeSpec now) != 0)
-        {
-            throw new PlatformNotSupportedException("clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed: Linux only.");
-        }
-
-        return (now.Seconds * 1e9) + now.Nanoseconds;
-    }
-
-    [DllImport("libc", EntryPoint = "clock_gettime")]
-    private static extern int ClockGetTime(int clock, out TimeSpec time);
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct TimeSpec
-    {
-        public long Seconds;
-        public long Nanoseconds;
     }
 }
