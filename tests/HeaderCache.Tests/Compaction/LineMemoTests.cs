@@ -12,7 +12,7 @@ namespace HeaderCache.Tests.Compaction;
 public sealed class LineMemoTests
 {
     [Theory]
-    [InlineData("chrome", 0.75)]
+    [InlineData("chrome", 0.99)]
     [InlineData("firefox", 0.75)]
     [InlineData("safari", 0.75)]
     [InlineData("proxy-pool", 0.30)]
@@ -171,17 +171,26 @@ public sealed class LineMemoTests
     }
 
     [Theory]
-    [InlineData(3, LineMemo.GrownSize)]
-    [InlineData(1, LineMemo.Size)]
-    public void A_memo_whose_lines_push_each_other_out_grows_to_remember_twice_as_many(int newLinesPerHead, int remembered)
+    [InlineData(48, LineMemo.GrownSize)]
+    [InlineData(5, LineMemo.GrownSize)]
+    [InlineData(4, LineMemo.Size)]
+    [InlineData(0, LineMemo.Size)]
+    public void A_memo_whose_lines_push_each_other_out_grows_to_remember_twice_as_many(int replacedPer16Heads, int remembered)
     {
         var memo = new LineMemo();
-        for (int head = 0; head < 64; head++)
+        memo.Begin();
+        for (int i = 0; i < LineMemo.Size; i++)
+        {
+            Remember(memo, $"X-First-{i}: v");
+        }
+
+        int replaced = 0;
+        for (int head = 1; head < 64; head++)
         {
             memo.Begin();
-            for (int i = 0; i < newLinesPerHead; i++)
+            for (; replaced < head * replacedPer16Heads / 16; replaced++)
             {
-                Remember(memo, $"X-{head}-{i}: v");
+                Remember(memo, $"X-{replaced}: v");
             }
         }
 
