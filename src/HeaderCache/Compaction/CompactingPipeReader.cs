@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Threading.Tasks.Sources;
+using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Compaction;
 
@@ -21,7 +21,7 @@ namespace HeaderCache.Compaction;
 /// all, the next read waits for new bytes, as it would on the transport. A compacted section is held with the
 /// transport's read until Kestrel has taken all of it; then the transport moves past the original section.</para>
 /// </remarks>
-internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
+internal sealed class CompactingPipeReader : PipeReader
 {
     private const byte CR = (byte)'\r';
     private const byte LF = (byte)'\n';
@@ -54,20 +54,12 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     private int _copied;
     private int _headsWithNothingTaken;
 
-    // A read Kestrel waits on while the transport's does: the reader is its own source, continued by the transport's
-    // read without an async state machine, a pooled box or a captured execution context per wait.
-    private readonly Action _onTransportRead;
-    private ManualResetValueTaskSourceCore<ReadResult> _waiting;
-    private ValueTask<ReadResult> _transportRead;
-    private CancellationToken _waitingToken;
-
     /// <summary>Wraps <paramref name="input"/>.</summary>
     public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
     {
         _input = input;
         _compactor = compactor;
         _limits = limits;
-        _onTransportRead = OnTransportRead;
     }
 
     private enum Stage
@@ -121,20 +113,12 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         }
 
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
-        while (read.IsCompletedSuccessfully)
+        if (!read.IsCompletedSuccessfully)
         {
-            if (TryPresent(read.Result, out ReadResult result))
-            {
-                return new(result);
-            }
-
-            read = _input.ReadAsync(cancellationToken);
+            return ReadLoopAsync(read, cancellationToken);
         }
 
-        _waiting.Reset();
-        _waitingToken = cancellationToken;
-        ContinueWhenRead(read);
-        return new(this, _waiting.Version);
+        return TryPresent(read.Result, out ReadResult result) ? new(result) : ReadLoopAsync(_input.ReadAsync(cancellationToken), cancellationToken);
     }
 
     /// <inheritdoc />
@@ -227,49 +211,18 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         Return(ref _copy);
     }
 
-    /// <inheritdoc />
-    ReadResult IValueTaskSource<ReadResult>.GetResult(short token) => _waiting.GetResult(token);
-
-    /// <inheritdoc />
-    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _waiting.GetStatus(token);
-
-    /// <inheritdoc />
-    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _waiting.OnCompleted(continuation, state, token, flags);
-
-    private void ContinueWhenRead(ValueTask<ReadResult> read)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)
     {
-        _transportRead = read;
-        read.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(_onTransportRead);
-    }
-
-    // The transport's read completed while Kestrel waits: Kestrel continues on this thread, as it would on the
-    // transport's own read, once there is something to show it.
-    private void OnTransportRead()
-    {
-        try
+        while (true)
         {
-            while (true)
+            ReadResult input = await read.ConfigureAwait(false);
+            if (TryPresent(input, out ReadResult result))
             {
-                if (TryPresent(_transportRead.GetAwaiter().GetResult(), out ReadResult result))
-                {
-                    _waiting.SetResult(result);
-                    return;
-                }
-
-                ValueTask<ReadResult> read = _input.ReadAsync(_waitingToken);
-                if (!read.IsCompleted)
-                {
-                    ContinueWhenRead(read);
-                    return;
-                }
-
-                _transportRead = read;
+                return result;
             }
-        }
-        catch (Exception exception)
-        {
-            _waiting.SetException(exception);
+
+            read = _input.ReadAsync(cancellationToken);
         }
     }
 
