@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
+using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Compaction;
 
@@ -21,7 +22,7 @@ namespace HeaderCache.Compaction;
 /// all, the next read waits for new bytes, as it would on the transport. A compacted section is held with the
 /// transport's read until Kestrel has taken all of it; then the transport moves past the original section.</para>
 /// </remarks>
-internal sealed class CompactingPipeReader : PipeReader
+internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
 {
     private const byte CR = (byte)'\r';
     private const byte LF = (byte)'\n';
@@ -53,6 +54,8 @@ internal sealed class CompactingPipeReader : PipeReader
     private byte[] _copy = [];
     private int _copied;
     private int _headsWithNothingTaken;
+    private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
+    private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
 
     /// <summary>Wraps <paramref name="input"/>.</summary>
     public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
@@ -112,9 +115,19 @@ internal sealed class CompactingPipeReader : PipeReader
             return new(CompactedView());
         }
 
+#pragma warning disable CA2012 // Reading a pending read's source and token does not consume it: one of Kestrel or ReadLoopAsync does.
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
+#pragma warning restore CA2012
         if (!read.IsCompletedSuccessfully)
         {
+            // Between requests and in a request line, where every wait ends, Kestrel waits on the transport's read
+            // itself and this reader takes its result when Kestrel does. Elsewhere a read may have nothing to show
+            // (a section not yet complete), and this reader reads on.
+            if (_stage == Stage.RequestLine && TransportRead.TryGet(ref read, out _transportRead, out short token))
+            {
+                return new(this, token);
+            }
+
             return ReadLoopAsync(read, cancellationToken);
         }
 
@@ -153,6 +166,13 @@ internal sealed class CompactingPipeReader : PipeReader
     /// <inheritdoc />
     public override void AdvanceTo(SequencePosition consumed, SequencePosition examined)
     {
+        if (_showsNothing)
+        {
+            // The transport's read was already advanced.
+            _showsNothing = false;
+            return;
+        }
+
         switch (_stage)
         {
             case Stage.PassThrough:
@@ -210,6 +230,32 @@ internal sealed class CompactingPipeReader : PipeReader
         Return(ref _section);
         Return(ref _copy);
     }
+
+    /// <inheritdoc />
+    ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
+    {
+        ReadResult input = _transportRead!.GetResult(token);
+        ReadResult result;
+        while (!TryPresent(input, out result))
+        {
+            // In a request line only a cancellation Kestrel did not ask for (of the transport's reader itself) shows
+            // nothing. Kestrel parses no bytes and reads again, as it does after a cancellation of its own.
+            if (!_input.TryRead(out input))
+            {
+                _showsNothing = true;
+                return new ReadResult(default, isCanceled: false, isCompleted: false);
+            }
+        }
+
+        return result;
+    }
+
+    /// <inheritdoc />
+    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _transportRead!.GetStatus(token);
+
+    /// <inheritdoc />
+    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _transportRead!.OnCompleted(continuation, state, token, flags);
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)

@@ -109,6 +109,50 @@ public sealed class CompactingPipeReaderTests
         Assert.StartsWith("GET / HTTP/1.1", Text(data.Buffer), StringComparison.Ordinal);
     }
 
+#pragma warning disable CA2012 // Reading a pending read's source does not consume it.
+    [Fact]
+    public async Task A_read_that_waits_between_requests_is_the_transports_own_and_one_in_a_section_is_the_readers()
+    {
+        using var fixture = new Fixture();
+        ValueTask<ReadResult> line = fixture.Reader.ReadAsync();
+        Assert.False(line.IsCompleted);
+
+        // Kestrel's continuation goes to the transport's pipe as it is: the reader is the read's source only to take
+        // the result when Kestrel does.
+        Assert.True(TransportRead.TryGet(ref line, out var source, out _));
+        Assert.Same(fixture.Reader, source);
+        await fixture.WriteAsync("GET / HTTP/1.1\r\n");
+        ReadResult shown = await line;
+        Assert.Equal("GET / HTTP/1.1\r\n", Text(shown.Buffer));
+        fixture.Reader.AdvanceTo(shown.Buffer.End);
+
+        ValueTask<ReadResult> section = fixture.Reader.ReadAsync();
+        Assert.True(TransportRead.TryGet(ref section, out source, out _));
+        Assert.NotSame(fixture.Reader, source);
+        await fixture.WriteAsync("Host: x\r\nsec-ch-ua: \"A\"\r\n\r\n");
+        Assert.Equal("Host: x\r\n\r\n", Text((await section).Buffer));
+    }
+#pragma warning restore CA2012
+
+    [Fact]
+    public async Task A_cancellation_of_the_transports_reader_that_Kestrel_did_not_ask_for_shows_no_bytes()
+    {
+        using var fixture = new Fixture();
+        ValueTask<ReadResult> pending = fixture.Reader.ReadAsync();
+        fixture.Transport.Reader.CancelPendingRead();
+        ReadResult nothing = await pending;
+        Assert.True(nothing.Buffer.IsEmpty);
+        Assert.False(nothing.IsCanceled);
+        Assert.False(nothing.IsCompleted);
+        fixture.Reader.AdvanceTo(nothing.Buffer.Start, nothing.Buffer.End);
+
+        ValueTask<ReadResult> next = fixture.Reader.ReadAsync();
+        await Task.Delay(20);
+        Assert.False(next.IsCompleted);
+        await fixture.WriteAsync(Head);
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text((await next).Buffer));
+    }
+
     [Fact]
     public async Task A_waiting_read_sees_nothing_of_a_section_until_it_is_complete_and_each_waiting_read_gets_its_own_head()
     {
