@@ -133,6 +133,15 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     }
 
     /// <inheritdoc />
+    StringValues IHeaderDictionary.Host
+    {
+        // Host filtering reads it on every request. A line Kestrel acts on is never taken, so Kestrel's own property
+        // answers, as it would alone, without the search of the taken lines and Kestrel's lookup by name.
+        get => _kestrel.Host;
+        set => Kestrel().Host = value;
+    }
+
+    /// <inheritdoc />
     public long? ContentLength
     {
         // Content-Length is never taken out.

@@ -295,6 +295,7 @@ public sealed partial class RequestHeadersDifferentialTests
         [
             ("Accept", (h, v) => h.Accept = v), ("UserAgent", (h, v) => h.UserAgent = v), ("Cookie", (h, v) => h.Cookie = v),
             ("CacheControl", (h, v) => h.CacheControl = v), ("ContentType", (h, v) => h.ContentType = v), ("Origin", (h, v) => h.Origin = v),
+            ("Host", (h, v) => h.Host = v),
         ];
 
         private IDictionary<string, StringValues> Dictionary => headers;
