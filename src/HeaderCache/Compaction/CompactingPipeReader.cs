@@ -120,9 +120,10 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
 #pragma warning restore CA2012
         if (!read.IsCompletedSuccessfully)
         {
-            // Between requests and in a request line, where every wait ends, Kestrel waits on the transport's read
-            // itself and this reader takes its result when Kestrel does. Elsewhere a read may have nothing to show
-            // (a section not yet complete), and this reader reads on.
+            // Between requests and in a request line, where a completed read has something to show (but for a
+            // cancellation Kestrel did not ask for, see GetResult), Kestrel waits on the transport's read itself and
+            // this reader takes its result when Kestrel does. Elsewhere a read may have nothing to show (a section
+            // not yet complete), and this reader reads on.
             if (_stage == Stage.RequestLine && TransportRead.TryGet(ref read, out _transportRead, out short token))
             {
                 return new(this, token);

@@ -16,9 +16,9 @@ namespace HeaderCache.Compaction;
 /// instead makes the wait what it is without HeaderCache: the pipe queues Kestrel's state machine as it is (no work
 /// item is allocated for it), and the reader's work runs in <see cref="IValueTaskSource{TResult}.GetResult"/>, on
 /// the thread Kestrel resumes on.</para>
-/// <para><see cref="ValueTask{TResult}"/> exposes neither its source nor its token, so they are read from its fields,
-/// which have had these names since the type was introduced. If a runtime ever lacks them, <see cref="TryGet"/> says
-/// so once and the reader awaits the read as before.</para>
+/// <para><see cref="ValueTask{TResult}"/> exposes neither its source nor its token, so they are read from its fields
+/// by name. A runtime without those fields is found out once, at the first use, and the reader then awaits the read
+/// itself.</para>
 /// </remarks>
 internal static class TransportRead
 {
