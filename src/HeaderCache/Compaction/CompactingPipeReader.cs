@@ -235,20 +235,15 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     /// <inheritdoc />
     ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
     {
-        ReadResult input = _transportRead!.GetResult(token);
-        ReadResult result;
-        while (!TryPresent(input, out result))
+        if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
         {
-            // In a request line only a cancellation Kestrel did not ask for (of the transport's reader itself) shows
-            // nothing. Kestrel parses no bytes and reads again, as it does after a cancellation of its own.
-            if (!_input.TryRead(out input))
-            {
-                _showsNothing = true;
-                return new ReadResult(default, isCanceled: false, isCompleted: false);
-            }
+            return result;
         }
 
-        return result;
+        // In a request line only a cancellation Kestrel did not ask for (of the transport's reader itself) shows
+        // nothing. Kestrel parses no bytes and reads again, as it does after a cancellation of its own.
+        _showsNothing = true;
+        return new ReadResult(default, isCanceled: false, isCompleted: false);
     }
 
     /// <inheritdoc />
