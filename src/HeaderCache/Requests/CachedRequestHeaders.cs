@@ -45,6 +45,11 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     private IHeaderDictionary _kestrel = None;
     private bool _copied = true;
 
+    // One bit per length (modulo 64) of the held names. The host reads a few names on every request that are rarely
+    // among them (User-Agent and traceparent when it starts its activity), and names of different lengths never match
+    // ignoring case: such a read goes to Kestrel's collection without comparing against every held line.
+    private ulong _nameLengths;
+
     /// <summary>The request-level part of the connection of the request whose context is being created, or
     /// <see langword="null"/> when its connection has none.</summary>
     public static CachedRequestHeaders? Of(IFeatureCollection requestFeatures)
@@ -91,7 +96,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         }
 
         IHeaderDictionary headers = request.Headers;
-        bool others = false;
+        ulong nameLengths = 0;
         bool repeats = false;
         foreach (ref readonly HeaderLine line in queue.Taken)
         {
@@ -101,12 +106,14 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
             }
             else
             {
-                others = true;
+                nameLengths |= 1UL << line.NameLength;
                 repeats |= line.Repeat;
             }
         }
 
+        bool others = nameLengths != 0;
         _kestrel = headers;
+        _nameLengths = nameLengths;
         _copied = !others;
         if (repeats)
         {
@@ -217,7 +224,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
 
     private bool TryGetTaken(string key, out StringValues value)
     {
-        if (!_copied && key is not null)
+        if (!_copied && key is not null && (_nameLengths & (1UL << key.Length)) != 0)
         {
             foreach (ref readonly HeaderLine line in queue.Taken)
             {
