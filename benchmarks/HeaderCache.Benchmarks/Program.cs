@@ -14,10 +14,12 @@ if (args.Length == 4 && args[0] == "connection-path-loop")
     return;
 }
 
-if (args.Length is 3 or 4 && args[0] == "connection-path-pairs")
+if (args.Length is >= 3 and <= 5 && args[0] == "connection-path-pairs" && (args.Length < 5 || args[^1] == "logging"))
 {
-    int evictKilobytes = args.Length == 4 ? int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture) : 0;
-    ConnectionPathPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), evictKilobytes, Console.Out);
+    bool hostLogging = args[^1] == "logging";
+    string[] numbers = hostLogging ? args[..^1] : args;
+    int evictKilobytes = numbers.Length == 4 ? int.Parse(numbers[3], System.Globalization.CultureInfo.InvariantCulture) : 0;
+    ConnectionPathPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), evictKilobytes, hostLogging, Console.Out);
     return;
 }
 

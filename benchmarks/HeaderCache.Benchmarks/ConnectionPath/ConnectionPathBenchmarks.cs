@@ -47,6 +47,11 @@ public class ConnectionPathBenchmarks
         var transport = new InMemoryTransport();
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+        if (HostLogging)
+        {
+            builder.Logging.AddProvider(new WarningLoggerProvider());
+        }
+
         builder.Services.AddSingleton<IConnectionListenerFactory>(transport);
         if (Server == Mode.HeaderCache)
         {
@@ -95,6 +100,11 @@ public class ConnectionPathBenchmarks
     /// <summary>Header lines per request of the profile, for per-line figures.</summary>
     public double HeaderLinesPerRequest => _requests.Average(r => r.Count(b => b == (byte)'\n') - 2);
 
+    /// <summary>Whether the host logs (warnings and above, written nowhere), as an app made from a template does: the host
+    /// then starts an activity per request, which reads the request's User-Agent and traceparent headers. Off in
+    /// BenchmarkDotNet's runs, as in every earlier run.</summary>
+    internal bool HostLogging { get; set; }
+
     /// <summary>What empties the processor's caches before every request, or none (BenchmarkDotNet's runs).</summary>
     internal CacheEvictor? Evictor { get; set; }
 
@@ -135,5 +145,24 @@ public class ConnectionPathBenchmarks
     {
         var reader = new SequenceReader<byte>(buffer);
         return reader.TryReadTo(out ReadOnlySequence<byte> _, "\r\n\r\n"u8, advancePastDelimiter: true) ? reader.Position : null;
+    }
+
+    // Enabled from Warning up, like a template's defaults for the host's categories; the messages go nowhere.
+    private sealed class WarningLoggerProvider : ILoggerProvider, ILogger
+    {
+        public ILogger CreateLogger(string categoryName) => this;
+
+        public IDisposable? BeginScope<TState>(TState state)
+            where TState : notnull => null;
+
+        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+
+        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+        }
+
+        public void Dispose()
+        {
+        }
     }
 }

@@ -14,19 +14,20 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 /// the garbage collections each server's allocations bring on mostly fall in its own turns. The ratio is printed for
 /// the whole run and for each tenth of it, whose spread says how far the whole can be trusted. With a size in KB after
 /// the seconds, a <see cref="CacheEvictor"/> of that size runs before every request of both servers and its CPU time is
-/// taken out of theirs: how the ratio moves when every request starts from cold caches.
+/// taken out of theirs: how the ratio moves when every request starts from cold caches. With <c>logging</c> last, the
+/// host logs, as a template's app does (<see cref="ConnectionPathBenchmarks.HostLogging"/>).
 /// </remarks>
 internal static class ConnectionPathPairs
 {
     private const int Tenths = 10;
 
-    public static void Run(string profile, double seconds, int evictKilobytes, TextWriter output)
+    public static void Run(string profile, double seconds, int evictKilobytes, bool hostLogging, TextWriter output)
     {
         CacheEvictor? evictor = evictKilobytes > 0 ? new CacheEvictor(evictKilobytes) : null;
         ConnectionPathBenchmarks[] servers =
         [
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.HeaderCache, Evictor = evictor },
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.KestrelDefault, Evictor = evictor },
+            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.HeaderCache, Evictor = evictor, HostLogging = hostLogging },
+            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.KestrelDefault, Evictor = evictor, HostLogging = hostLogging },
         ];
         foreach (ConnectionPathBenchmarks server in servers)
         {
@@ -50,6 +51,7 @@ internal static class ConnectionPathPairs
         double kestrel = Enumerable.Range(0, Tenths).Sum(tenth => cpu[tenth, 1]) / (Enumerable.Range(0, Tenths).Sum(tenth => turns[tenth, 1]) * ConnectionPathBenchmarks.RequestsPerInvoke);
         output.WriteLine(
             (evictor is null ? string.Empty : $"{evictKilobytes} KB evicted before every request, ")
+            + (hostLogging ? "host logging, " : string.Empty)
             + $"{profile}: CPU per request HeaderCache {headerCache / 1000:F2} us, Kestrel alone {kestrel / 1000:F2} us, ratio {headerCache / kestrel:F3}"
             + $" (tenths of the run: median {(ratios[(Tenths / 2) - 1] + ratios[Tenths / 2]) / 2:F3}, {ratios[0]:F3} to {ratios[^1]:F3})");
     }
