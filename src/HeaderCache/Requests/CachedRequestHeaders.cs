@@ -45,9 +45,9 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     private IHeaderDictionary _kestrel = None;
     private bool _copied = true;
 
-    // One bit per length (modulo 64) of the held names. The host reads a few names on every request that are rarely
-    // among them (User-Agent and traceparent when it starts its activity), and names of different lengths never match
-    // ignoring case: such a read goes to Kestrel's collection without comparing against every held line.
+    // One bit per length (modulo 64) of the held names. The host reads names on every request that are never among
+    // them (User-Agent and traceparent, names Kestrel knows, when it starts its activity), and names of different
+    // lengths never match ignoring case: such a read goes to Kestrel's collection without comparing every held line.
     private ulong _nameLengths;
 
     /// <summary>The request-level part of the connection of the request whose context is being created, or
