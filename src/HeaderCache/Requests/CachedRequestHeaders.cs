@@ -43,11 +43,11 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
 
     private IFeatureCollection? _requestFeatures;
     private IHeaderDictionary _kestrel = None;
-    private bool _copied = true;
 
-    // One bit per length (modulo 64) of the held names. The host reads names on every request that are never among
-    // them (User-Agent and traceparent, names Kestrel knows, when it starts its activity), and names of different
-    // lengths never match ignoring case: such a read goes to Kestrel's collection without comparing every held line.
+    // One bit per length (modulo 64) of the names held here and not yet copied into Kestrel's collection; none once
+    // they are. The host reads names on every request that are never among them (User-Agent and traceparent, names
+    // Kestrel knows, when it starts its activity), and names of different lengths never match ignoring case: such a
+    // read goes to Kestrel's collection without comparing every held line.
     private ulong _nameLengths;
 
     /// <summary>The request-level part of the connection of the request whose context is being created, or
@@ -111,15 +111,13 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
             }
         }
 
-        bool others = nameLengths != 0;
         _kestrel = headers;
         _nameLengths = nameLengths;
-        _copied = !others;
         if (repeats)
         {
             Kestrel();
         }
-        else if (others)
+        else if (nameLengths != 0)
         {
             request.Headers = this;
         }
@@ -207,9 +205,9 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     // Kestrel's collection with the taken lines in it: from here on it answers everything.
     private IHeaderDictionary Kestrel()
     {
-        if (!_copied)
+        if (_nameLengths != 0)
         {
-            _copied = true;
+            _nameLengths = 0;
             foreach (ref readonly HeaderLine line in queue.Taken)
             {
                 if (line.Known < 0)
@@ -224,7 +222,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
 
     private bool TryGetTaken(string key, out StringValues value)
     {
-        if (!_copied && key is not null && (_nameLengths & (1UL << key.Length)) != 0)
+        if (key is not null && (_nameLengths & (1UL << key.Length)) != 0)
         {
             foreach (ref readonly HeaderLine line in queue.Taken)
             {
