@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Attributes;
+using HeaderCache.Compaction;
 using HeaderCache.Testing;
 using HeaderCache.Traffic;
 
@@ -39,6 +40,9 @@ public class ReaderBenchmarks : IDisposable
             Head();
         }
     }
+
+    /// <summary>The connection's compactor, whose counters say what became of the lines.</summary>
+    internal HeadCompactor Compactor => _driver.Compactor;
 
     [GlobalCleanup]
     public void Dispose()
