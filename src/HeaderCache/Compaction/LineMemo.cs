@@ -26,9 +26,12 @@ namespace HeaderCache.Compaction;
 /// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
 /// oldest first, but for those found since the replacement hand last passed them (a second chance, as CLOCK gives).
 /// Storage is allocated at the first line remembered.</para>
-/// <para>A client sends its lines in the same order from head to head, so each entry also names the entry that came
-/// after it last time: when the bytes that follow a line are that entry's line and CRLF, the line is found with one
-/// compare, without searching for its end, fingerprinting it or scanning the fingerprints.</para>
+/// <para>A client sends its lines in the same order from head to head, so each entry also names the two entries that
+/// came after it the last two times they differed: when the bytes that follow a line are one of those entries' line and
+/// CRLF, the line is found with one or two compares, without searching for its end, fingerprinting it or scanning the
+/// fingerprints. Two, because the line after a given one alternates: a browser's <c>Accept</c> and <c>Sec-Fetch-Dest</c>
+/// change with the kind of resource, and a proxy's pooled connection interleaves users whose browsers order their lines
+/// differently.</para>
 /// </remarks>
 internal sealed class LineMemo
 {
@@ -104,6 +107,9 @@ internal sealed class LineMemo
         /// <summary>The entry whose line came next the last time this one came.</summary>
         public byte Successor;
 
+        /// <summary>The entry that was <see cref="Successor"/> before another line came next.</summary>
+        public byte Alternate;
+
         /// <summary>Length of <see cref="Name"/>, set by <see cref="Remember"/>: read without reading the string.</summary>
         public ushort NameLength;
 
@@ -143,9 +149,9 @@ internal sealed class LineMemo
     }
 
     /// <summary>
-    /// The length of the line <paramref name="rest"/> starts with when it is the line that came after the last one
-    /// found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being equal to
-    /// a remembered line, it has no CR or LF of its own, so it ends there.
+    /// The length of the line <paramref name="rest"/> starts with when it is one of the two lines that came after the
+    /// last one found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being
+    /// equal to a remembered line, it has no CR or LF of its own, so it ends there.
     /// </summary>
     public int FindNext(ReadOnlySpan<byte> rest)
     {
@@ -155,23 +161,27 @@ internal sealed class LineMemo
             return -1;
         }
 
-        int index = _previous < 0 ? _first : _entries[_previous].Successor;
-        ref Entry entry = ref _entries[index];
-        if (entry.Name is null)
+        (int index, int alternate) = _previous < 0 ? (_first, _first) : (_entries[_previous].Successor, _entries[_previous].Alternate);
+        while (true)
         {
-            return -1;
-        }
+            ref Entry entry = ref _entries[index];
+            int length = entry.Length;
+            if (entry.Name is not null && length + 1 < rest.Length && rest[length] == (byte)'\r' && rest[length + 1] == (byte)'\n'
+                && Matches(rest[..length], entry))
+            {
+                // Equal bytes, equal fingerprint: Remember needs it if the caches no longer hold the entry's strings.
+                _fingerprint = _fingerprints[index];
+                Hit(index);
+                return length;
+            }
 
-        int length = entry.Length;
-        if (length + 1 >= rest.Length || rest[length] != (byte)'\r' || rest[length + 1] != (byte)'\n' || !Matches(rest[..length], entry))
-        {
-            return -1;
-        }
+            if (index == alternate)
+            {
+                return -1;
+            }
 
-        // Equal bytes, equal fingerprint: Remember needs it if the caches no longer hold the entry's strings.
-        _fingerprint = _fingerprints[index];
-        Hit(index);
-        return length;
+            index = alternate;
+        }
     }
 
     /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
@@ -214,11 +224,11 @@ internal sealed class LineMemo
         int index = _found;
         if (index >= 0)
         {
-            // The same line again, already followed: its bytes stay, and it keeps the entry that came after it.
+            // The same line again, already followed: its bytes stay, and it keeps the entries that came after it.
             ref Entry same = ref _entries[index];
-            (ushort offset, ushort length, byte successor) = (same.Offset, same.Length, same.Successor);
+            (ushort offset, ushort length, byte successor, byte alternate) = (same.Offset, same.Length, same.Successor, same.Alternate);
             same = entry;
-            (same.Offset, same.Length, same.Successor, same.NameLength) = (offset, length, successor, (ushort)entry.Name.Length);
+            (same.Offset, same.Length, same.Successor, same.Alternate, same.NameLength) = (offset, length, successor, alternate, (ushort)entry.Name.Length);
             return;
         }
 
@@ -258,16 +268,18 @@ internal sealed class LineMemo
         Follow(index);
     }
 
-    // The entry comes after the previous line's: the next head is expected to send them in the same order.
+    // The entry comes after the previous line's: the next head is expected to send them in the same order, or in the
+    // order of the time before.
     private void Follow(int index)
     {
         if (_previous < 0)
         {
             _first = index;
         }
-        else
+        else if (_entries[_previous].Successor != index)
         {
-            _entries[_previous].Successor = (byte)index;
+            ref Entry previous = ref _entries[_previous];
+            (previous.Alternate, previous.Successor) = (previous.Successor, (byte)index);
         }
 
         _previous = index;

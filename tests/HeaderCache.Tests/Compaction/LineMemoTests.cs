@@ -149,6 +149,37 @@ public sealed class LineMemoTests
     }
 
     [Fact]
+    public void A_line_followed_by_one_of_two_lines_in_turn_finds_either_where_it_ends()
+    {
+        // A browser's Accept after the same line alternates with the kind of resource: page, style sheet, page, ...
+        var memo = new LineMemo();
+        foreach (string line in new[] { "Host: h", "Accept: a" })
+        {
+            Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(line)));
+            memo.Remember(Entry(line), Encoding.ASCII.GetBytes(line));
+        }
+
+        memo.Begin();
+        Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+        Assert.Equal(-1, memo.FindNext("Accept: b\r\n"u8));
+        Assert.Equal(-1, memo.Find("Accept: b"u8));
+        memo.Remember(Entry("Accept: b"), "Accept: b"u8);
+
+        foreach (string next in new[] { "Accept: a", "Accept: b", "Accept: a", "Accept: a", "Accept: b" })
+        {
+            memo.Begin();
+            Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+            Assert.Equal(next.Length, memo.FindNext(Encoding.ASCII.GetBytes(next + "\r\n")));
+            Assert.Equal(next, memo[memo.Found].Name + ": " + memo[memo.Found].Value);
+        }
+
+        // A third line after the same one is not expected: the search finds it.
+        memo.Begin();
+        Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+        Assert.Equal(-1, memo.FindNext("Accept: c\r\n"u8));
+    }
+
+    [Fact]
     public void Lines_keep_their_own_bytes_and_strings_through_a_long_run_of_replacements()
     {
         // 2,000 lines of up to 100 bytes, of which a memo's worth always fits: their bytes are moved together again and
