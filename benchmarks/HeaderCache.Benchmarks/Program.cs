@@ -23,6 +23,12 @@ if (args.Length is >= 3 and <= 5 && args[0] == "connection-path-pairs" && (args.
     return;
 }
 
+if (args.Length == 3 && args[0] == "reader-pairs")
+{
+    ReaderPairs.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
+    return;
+}
+
 if (args.Length == 3 && args[0] == "reader-loop")
 {
     ReaderLoop.Run(args[1], double.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
