@@ -403,6 +403,7 @@ internal sealed class HeadCompactor : IDisposable
         var line = new HeaderLine(start, start + content.Length + 2, name) { Known = (short)kind, ValueLength = (ushort)value.Length };
         line.Shared = _sharedValues is not null && IsShareable(kind, name);
         line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
+        bool nameServed = !line.Created;
         line.Repeat = IsRepeat(line, name, section);
         _valueSlot = -1;
         if ((line.Repeat || !IsReusedByKestrel(kind, value)) && !Take(ref line, name, value))
@@ -413,10 +414,15 @@ internal sealed class HeadCompactor : IDisposable
 
         // A line is remembered once its strings were served: a line whose value or name was just created (a request
         // id, a per-file validator) mostly never comes back, and remembering it would cost as much as the lookup it
-        // might save and push out a line that does come back.
+        // might save and push out a line that does come back. Its name does come back, and once the name's values
+        // are created without a lookup, the name alone is remembered.
         if (plain && RecallsLines && !line.Created)
         {
             Remember(line, name, content);
+        }
+        else if (plain && RecallsLines && nameServed && NameMisses(line) >= MissesBeforeNameBypass)
+        {
+            RememberName(line, name, content);
         }
 
         Record(line);
@@ -445,6 +451,11 @@ internal sealed class HeadCompactor : IDisposable
         if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
         {
             return false;
+        }
+
+        if (entry.ValueSlot == LineMemo.CreatedValue)
+        {
+            return TryRecallName(section, content, start, entry);
         }
 
         // Filled in place: copying a line with its two references into the array costs more than the rest. Nothing
@@ -477,6 +488,43 @@ internal sealed class HeadCompactor : IDisposable
         return true;
     }
 
+    // A line found by its name alone: the name is served as a recalled line's is, and the value goes the long way,
+    // which creates it (or, every NameProbeInterval-th time, looks it up). A value not in the plain layout, or with a
+    // byte Kestrel rejects, is left to the long way from the start, which tells what it is; so Take, given bytes
+    // already checked, always has a string.
+    private bool TryRecallName(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start, in LineMemo.Entry entry)
+    {
+        ReadOnlySpan<byte> value = content[(entry.NameLength + 2)..];
+        if (value.IsEmpty || value[0] is SP or HTAB || value[^1] is SP or HTAB || value.ContainsAnyExcept(HttpBytes.FieldContent))
+        {
+            return false;
+        }
+
+        ReadOnlySpan<byte> name = content[..entry.NameLength];
+        var line = new HeaderLine(start, start + content.Length + 2, name)
+        {
+            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
+        };
+        line.Shared = _sharedValues is not null && IsShareable(line.Known, name);
+        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
+        line.Repeat = IsRepeat(line, name, section);
+        _valueSlot = -1;
+        if (line.Repeat || !IsReusedByKestrel(line.Known, value))
+        {
+            Take(ref line, name, value);
+        }
+
+        if (!line.Created)
+        {
+            // Served after all (a probe found the value, or Kestrel reuses it): from now on the line is remembered whole.
+            Remember(line, name, content);
+        }
+
+        Record(line);
+        LinesRecalled++;
+        return true;
+    }
+
     private void Record(in HeaderLine line)
     {
         _queue.NextLine() = line;
@@ -497,6 +545,22 @@ internal sealed class HeadCompactor : IDisposable
         _memo.Remember(
             new LineMemo.Entry { Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = (short)_valueSlot },
             content);
+    }
+
+    // After the long way: remembers by its name alone a line whose value was created because the name's values are
+    // created without a lookup (LookUpValue), under Kestrel's constant (sent in its casing) or a cached name.
+    private void RememberName(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
+    {
+        bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
+        if (named)
+        {
+            _memo.RememberName(
+                new LineMemo.Entry
+                {
+                    Name = line.Name!, Value = string.Empty, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = LineMemo.CreatedValue,
+                },
+                content);
+        }
     }
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)

@@ -32,6 +32,9 @@ namespace HeaderCache.Compaction;
 /// fingerprints. Two, because the line after a given one alternates: a browser's <c>Accept</c> and <c>Sec-Fetch-Dest</c>
 /// change with the kind of resource, and a proxy's pooled connection interleaves users whose browsers order their lines
 /// differently.</para>
+/// <para>A line whose name's values never come back (a request id, a trace id) is remembered by its name alone,
+/// <c>name: </c>: found where it is expected, its name is known at once and only its value is searched and created,
+/// and the lines after it are still found in order.</para>
 /// </remarks>
 internal sealed class LineMemo
 {
@@ -64,6 +67,10 @@ internal sealed class LineMemo
     /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownStrings.Values"/>, which is in no slot.</summary>
     public const short WellKnownValue = -2;
 
+    /// <summary>The <see cref="Entry.ValueSlot"/> of an entry that remembers a line by its name alone, <c>name: </c>,
+    /// for a name whose values are created each time (see <see cref="RememberName"/>).</summary>
+    public const short CreatedValue = -3;
+
     private readonly uint _seed = (uint)Random.Shared.Next();
     private uint[] _fingerprints = [];
     private Entry[] _entries = [];
@@ -87,7 +94,8 @@ internal sealed class LineMemo
         /// <see cref="HeaderNameTable.Kept"/> line. Null marks an entry that holds no line.</summary>
         public string Name;
 
-        /// <summary>The value exactly as sent; empty for a <see cref="HeaderNameTable.Kept"/> line.</summary>
+        /// <summary>The value exactly as sent; empty for a <see cref="HeaderNameTable.Kept"/> line and a line remembered
+        /// by its name alone.</summary>
         public string Value;
 
         /// <summary>A known name's position in <see cref="HeaderNameTable.KnownNames"/>, or
@@ -97,8 +105,8 @@ internal sealed class LineMemo
         /// <summary>For <see cref="HeaderNameTable.Other"/>: the slot of the cache of names that held <see cref="Name"/>.</summary>
         public byte NameSlot;
 
-        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or <see cref="WellKnownValue"/>, or -1 (a
-        /// value Kestrel reused, a kept line).</summary>
+        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or <see cref="WellKnownValue"/>, or
+        /// <see cref="CreatedValue"/>, or -1 (a value Kestrel reused, a kept line).</summary>
         public short ValueSlot;
 
         /// <summary>Whether the line was found since the replacement hand last passed it.</summary>
@@ -110,7 +118,7 @@ internal sealed class LineMemo
         /// <summary>The entry that was <see cref="Successor"/> before another line came next.</summary>
         public byte Alternate;
 
-        /// <summary>Length of <see cref="Name"/>, set by <see cref="Remember"/>: read without reading the string.</summary>
+        /// <summary>Length of <see cref="Name"/>, set when remembered: read without reading the string.</summary>
         public ushort NameLength;
 
         // Where the line's bytes are in _bytes, and how many (name, ": ", value).
@@ -151,7 +159,8 @@ internal sealed class LineMemo
     /// <summary>
     /// The length of the line <paramref name="rest"/> starts with when it is one of the two lines that came after the
     /// last one found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being
-    /// equal to a remembered line, it has no CR or LF of its own, so it ends there.
+    /// equal to a remembered line, it has no CR or LF of its own, so it ends there; a line remembered by its name ends
+    /// at the first CR or LF after it, which must be CRLF.
     /// </summary>
     public int FindNext(ReadOnlySpan<byte> rest)
     {
@@ -166,11 +175,17 @@ internal sealed class LineMemo
         {
             ref Entry entry = ref _entries[index];
             int length = entry.Length;
-            if (entry.Name is not null && length + 1 < rest.Length && rest[length] == (byte)'\r' && rest[length + 1] == (byte)'\n'
-                && Matches(rest[..length], entry))
+            if (entry.ValueSlot == CreatedValue)
             {
-                // Equal bytes, equal fingerprint: Remember needs it if the caches no longer hold the entry's strings.
-                _fingerprint = _fingerprints[index];
+                length = length < rest.Length && Matches(rest[..length], entry) ? EndOfValue(rest, length) : -1;
+            }
+            else if (length + 1 >= rest.Length || rest[length] != (byte)'\r' || rest[length + 1] != (byte)'\n' || !Matches(rest[..length], entry))
+            {
+                length = -1;
+            }
+
+            if (length >= 0)
+            {
                 Hit(index);
                 return length;
             }
@@ -192,7 +207,8 @@ internal sealed class LineMemo
         for (ulong candidates = Candidates(_fingerprint); candidates != 0; candidates &= candidates - 1)
         {
             int index = BitOperations.TrailingZeroCount(candidates);
-            if (Matches(line, _entries[index]))
+            // A name alone is not a line: bytes equal to it (an empty value) are another line.
+            if (Matches(line, _entries[index]) && _entries[index].ValueSlot != CreatedValue)
             {
                 Hit(index);
                 break;
@@ -222,7 +238,7 @@ internal sealed class LineMemo
         }
 
         int index = _found;
-        if (index >= 0)
+        if (index >= 0 && _entries[index].Length == line.Length)
         {
             // The same line again, already followed: its bytes stay, and it keeps the entries that came after it.
             ref Entry same = ref _entries[index];
@@ -232,17 +248,30 @@ internal sealed class LineMemo
             return;
         }
 
-        // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
-        while (_entries[_next].Found)
+        bool followed = index >= 0;
+        if (followed)
         {
-            _entries[_next].Found = false;
+            // Found by its name alone, the line is now remembered whole, or the other way round: the entry takes the
+            // new bytes, whose fingerprint Find did not take, and keeps its place in the order of lines.
+            _fingerprint = HeaderStringCache.Fingerprint(line, _seed);
+        }
+        else
+        {
+            // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
+            while (_entries[_next].Found)
+            {
+                _entries[_next].Found = false;
+                _next = (_next + 1) % _entries.Length;
+            }
+
+            index = _next;
             _next = (_next + 1) % _entries.Length;
+            _replaced += _entries[index].Name is null ? 0 : 1;
         }
 
-        index = _next;
-        _next = (_next + 1) % _entries.Length;
-        _replaced += _entries[index].Name is null ? 0 : 1;
-        _entries[index].Name = null!;
+        ref Entry added = ref _entries[index];
+        (byte next, byte other, bool found) = (added.Successor, added.Alternate, added.Found);
+        added.Name = null!;
         if (!TryReserve(line.Length, out int at))
         {
             return;
@@ -250,16 +279,49 @@ internal sealed class LineMemo
 
         line.CopyTo(_bytes.AsSpan(at));
         _fingerprints[index] = _fingerprint;
-        ref Entry added = ref _entries[index];
         added = entry;
         (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (ushort)entry.Name.Length);
-        Follow(index);
+        if (followed)
+        {
+            (added.Successor, added.Alternate, added.Found) = (next, other, found);
+        }
+        else
+        {
+            Follow(index);
+        }
+    }
+
+    /// <summary>
+    /// Remembers the line last given to <see cref="Find"/> or found by <see cref="FindNext"/> by its name alone: the
+    /// first <see cref="Entry.NameLength"/> + 2 bytes of <paramref name="line"/> (<c>name: </c>), with
+    /// <paramref name="entry"/>'s name and <see cref="CreatedValue"/>.
+    /// </summary>
+    public void RememberName(in Entry entry, ReadOnlySpan<byte> line)
+    {
+        // Its fingerprint is of the bytes it keeps, as every entry's is: Find tells it from a line by its kind alone.
+        ReadOnlySpan<byte> name = line[..(entry.Name.Length + 2)];
+        _fingerprint = HeaderStringCache.Fingerprint(name, _seed);
+        Remember(entry, name);
     }
 
     /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
     /// <c>name: value</c>, nothing around the value.</summary>
     public static bool IsPlainLayout(ReadOnlySpan<byte> content, int nameLength, int valueLength) =>
         valueLength > 0 && content.Length == nameLength + 2 + valueLength && content[nameLength + 1] == (byte)' ';
+
+    // The length of the line whose name and ": " are the first nameEnd bytes of rest, when it ends with CRLF within
+    // rest, else -1 (the search for the line's end decides what else it is).
+    private static int EndOfValue(ReadOnlySpan<byte> rest, int nameEnd)
+    {
+        int end = rest[nameEnd..].IndexOfAny((byte)'\r', (byte)'\n');
+        if (end < 0)
+        {
+            return -1;
+        }
+
+        end += nameEnd;
+        return end + 1 < rest.Length && rest[end] == (byte)'\r' && rest[end + 1] == (byte)'\n' ? end : -1;
+    }
 
     private void Hit(int index)
     {

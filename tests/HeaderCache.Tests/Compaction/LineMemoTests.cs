@@ -52,6 +52,50 @@ public sealed class LineMemoTests
     }
 
     [Fact]
+    public void A_name_whose_values_are_created_each_time_is_found_by_name_and_changes_nothing_the_long_way_would_do()
+    {
+        using var withMemo = new ReaderDriver(new HeaderStringCache(seed: 1));
+        using var without = new ReaderDriver(new HeaderStringCache(seed: 1));
+        without.Compactor.RecallsLines = false;
+        var random = new Random(3);
+        string Id() => Convert.ToHexString(BitConverter.GetBytes(random.NextInt64())).ToLowerInvariant();
+
+        // Every 16th head a probe looks the values up again, and some values are not in the plain layout: those go
+        // the long way, and the lines after them are still found in order.
+        long recalledBefore = 0;
+        for (int i = 0; i < 120; i++)
+        {
+            string id = i % 29 == 5 || i == 110 ? Id() + " " : i % 29 == 11 ? "\t" + Id() : Id();
+            string head = $"GET / HTTP/1.1\r\nHost: h\r\nX-Request-ID: {id}\r\ntraceparent: 00-{Id()}{Id()}-{Id()}-01\r\nX-B: b\r\n\r\n";
+            if (i == 100)
+            {
+                recalledBefore = withMemo.Compactor.LinesRecalled;
+            }
+
+            withMemo.Clear();
+            without.Clear();
+            withMemo.Send(Encoding.ASCII.GetBytes(head));
+            without.Send(Encoding.ASCII.GetBytes(head));
+            Assert.Equal(Encoding.Latin1.GetString(without.Seen), Encoding.Latin1.GetString(withMemo.Seen));
+            Assert.Equal(Taken(without), Taken(withMemo));
+        }
+
+        // From the 17th miss of a name on, all four lines of a head are found, but for a value not in the plain layout.
+        Assert.Equal(Summary(without), Summary(withMemo));
+        Assert.Equal((20 * 4) - 1, withMemo.Compactor.LinesRecalled - recalledBefore);
+
+        // A byte Kestrel rejects in a value found by its name: the long way says so, as without the memo.
+        byte[] bad = Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nX-Request-ID: a\u0001b\r\nX-B: b\r\n\r\n");
+        withMemo.Clear();
+        without.Clear();
+        withMemo.Send(bad);
+        without.Send(bad);
+        Assert.Equal(PassThroughReason.Malformed, withMemo.Reader.PassThroughReason);
+        Assert.Equal(PassThroughReason.Malformed, without.Reader.PassThroughReason);
+        Assert.Equal(Encoding.Latin1.GetString(without.Seen), Encoding.Latin1.GetString(withMemo.Seen));
+    }
+
+    [Fact]
     public void A_line_whose_value_was_evicted_since_goes_the_long_way_and_is_remembered_again_once_served()
     {
         using var driver = new ReaderDriver(new HeaderStringCache(slotCount: 1, seed: 1));
@@ -180,6 +224,48 @@ public sealed class LineMemoTests
     }
 
     [Fact]
+    public void A_line_remembered_by_its_name_is_found_with_any_value_and_only_where_it_is_expected()
+    {
+        var memo = new LineMemo();
+        Assert.Equal(-1, memo.Find("Host: h"u8));
+        memo.Remember(Entry("Host: h"), "Host: h"u8);
+        Assert.Equal(-1, memo.Find("X-Id: 1"u8));
+        memo.RememberName(NameEntry("X-Id"), "X-Id: 1"u8);
+        Assert.Equal(-1, memo.Find("X-B: b"u8));
+        memo.Remember(Entry("X-B: b"), "X-B: b"u8);
+
+        memo.Begin();
+        Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+        Assert.Equal(10, memo.FindNext("X-Id: 2345\r\nX-B: b\r\n"u8));
+        Assert.Equal(LineMemo.CreatedValue, memo[memo.Found].ValueSlot);
+        Assert.Equal(6, memo.FindNext("X-B: b\r\n"u8));
+
+        // Not yet ended by CRLF, or ended by a bare LF or CR: the search decides.
+        foreach (byte[] rest in new[] { "X-Id: 23"u8.ToArray(), "X-Id: 23\r"u8.ToArray(), "X-Id: 23\nX"u8.ToArray(), "X-Id: 2\rX"u8.ToArray() })
+        {
+            memo.Begin();
+            Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+            Assert.Equal(-1, memo.FindNext(rest));
+        }
+
+        // A name is no line: a search never finds it, not even for bytes equal to it (an empty value).
+        Assert.Equal(-1, memo.Find("X-Id: 2345"u8));
+        Assert.Equal(-1, memo.Find("X-Id: "u8));
+
+        // Remembered whole in its place (its value was served after all), the line is still expected after Host.
+        memo.Begin();
+        Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+        Assert.Equal(7, memo.FindNext("X-Id: 2\r\n"u8));
+        memo.Remember(Entry("X-Id: 2"), "X-Id: 2"u8);
+        memo.Begin();
+        Assert.Equal(7, memo.FindNext("Host: h\r\n"u8));
+        Assert.Equal(-1, memo.FindNext("X-Id: 3\r\n"u8));
+        Assert.Equal(7, memo.FindNext("X-Id: 2\r\n"u8));
+        Assert.Equal(6, memo.FindNext("X-B: b\r\n"u8));
+        AssertFoundAs(memo, "X-Id: 2");
+    }
+
+    [Fact]
     public void Lines_keep_their_own_bytes_and_strings_through_a_long_run_of_replacements()
     {
         // 2,000 lines of up to 100 bytes, of which a memo's worth always fits: their bytes are moved together again and
@@ -277,6 +363,9 @@ public sealed class LineMemoTests
         string[] parts = line.Split(": ");
         return new LineMemo.Entry { Name = parts[0], Value = parts[1], Kind = HeaderNameTable.Kept, ValueSlot = -1 };
     }
+
+    private static LineMemo.Entry NameEntry(string name) =>
+        new() { Name = name, Value = string.Empty, Kind = HeaderNameTable.Other, ValueSlot = LineMemo.CreatedValue };
 
     private static string TakenValue(ReaderDriver driver)
     {
