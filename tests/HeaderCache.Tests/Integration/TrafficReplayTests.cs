@@ -73,6 +73,25 @@ public sealed class TrafficReplayTests(ServerPair servers)
         Differential.AssertAnswers(requests[^1], transcript[^2]);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(4)]
+    public async Task A_proxy_connection_long_enough_for_its_ids_to_be_remembered_by_name_gives_identical_requests(int depth)
+    {
+        // From the 17th request on, a request id's and a trace id's values are created without a lookup and their lines
+        // are found by name (LineMemoTests): 48 requests take that path for most of the connection, split at random.
+        byte[][] requests = Render("proxy-pool", seed: 5, rounds: 12);
+        Assert.True(requests.Length >= 48);
+        var batches = requests.Chunk(depth).Select(b => (IReadOnlyList<byte[]>)b).ToList();
+        List<string> transcript = await Differential.AssertSameAsync(servers, endPoint =>
+            RawHttp.ExchangeAsync(endPoint, batches, RawHttp.RandomSplit(depth, maxPiece: 300)));
+        Assert.Equal(requests.Length + 1, transcript.Count);
+        for (int i = 0; i < requests.Length; i++)
+        {
+            Differential.AssertAnswers(requests[i], transcript[i]);
+        }
+    }
+
     [Fact]
     public async Task Interleaved_connections_never_see_each_others_values()
     {
