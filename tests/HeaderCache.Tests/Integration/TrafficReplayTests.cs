@@ -49,14 +49,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
         foreach (int depth in new[] { 1, 2, 3, 7, 16 })
         {
             byte[][] requests = Render(profile, seed: depth, rounds: Math.Max(2, 32 / TrafficProfile.Load(profile).Count));
-            var batches = requests.Chunk(depth).Select(b => (IReadOnlyList<byte[]>)b).ToList();
-            List<string> transcript = await Differential.AssertSameAsync(servers, endPoint =>
-                RawHttp.ExchangeAsync(endPoint, batches, RawHttp.RandomSplit(depth, maxPiece: 700)));
-            Assert.Equal(requests.Length + 1, transcript.Count);
-            for (int i = 0; i < requests.Length; i++)
-            {
-                Differential.AssertAnswers(requests[i], transcript[i]);
-            }
+            await AssertPipelinedAsync(requests, depth, RawHttp.RandomSplit(depth, maxPiece: 700));
         }
     }
 
@@ -82,14 +75,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
         // are found by name (LineMemoTests): 48 requests take that path for most of the connection, split at random.
         byte[][] requests = Render("proxy-pool", seed: 5, rounds: 12);
         Assert.True(requests.Length >= 48);
-        var batches = requests.Chunk(depth).Select(b => (IReadOnlyList<byte[]>)b).ToList();
-        List<string> transcript = await Differential.AssertSameAsync(servers, endPoint =>
-            RawHttp.ExchangeAsync(endPoint, batches, RawHttp.RandomSplit(depth, maxPiece: 300)));
-        Assert.Equal(requests.Length + 1, transcript.Count);
-        for (int i = 0; i < requests.Length; i++)
-        {
-            Differential.AssertAnswers(requests[i], transcript[i]);
-        }
+        await AssertPipelinedAsync(requests, depth, RawHttp.RandomSplit(depth, maxPiece: 300));
     }
 
     [Fact]
@@ -108,6 +94,19 @@ public sealed class TrafficReplayTests(ServerPair servers)
             Assert.Contains("X-Who: bob\n", vb, StringComparison.Ordinal);
             Assert.Contains($"sec-ch-ua: \"B\";v=\"{i % 3}\"\n", vb, StringComparison.Ordinal);
             Assert.Contains($"Accept: b/{i % 2}\n", vb, StringComparison.Ordinal);
+        }
+    }
+
+    // The requests in batches of depth sent together, each write split by split: both servers answer alike, and each
+    // answer echoes its request's lines.
+    private async Task AssertPipelinedAsync(byte[][] requests, int depth, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split)
+    {
+        var batches = requests.Chunk(depth).Select(b => (IReadOnlyList<byte[]>)b).ToList();
+        List<string> transcript = await Differential.AssertSameAsync(servers, endPoint => RawHttp.ExchangeAsync(endPoint, batches, split));
+        Assert.Equal(requests.Length + 1, transcript.Count);
+        for (int i = 0; i < requests.Length; i++)
+        {
+            Differential.AssertAnswers(requests[i], transcript[i]);
         }
     }
 
