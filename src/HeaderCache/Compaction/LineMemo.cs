@@ -26,12 +26,13 @@ namespace HeaderCache.Compaction;
 /// lookups it saves would have; otherwise the line goes the long way and is remembered again. Entries are replaced
 /// oldest first, but for those found since the replacement hand last passed them (a second chance, as CLOCK gives).
 /// Storage is allocated at the first line remembered.</para>
-/// <para>A client sends its lines in the same order from head to head, so each entry also names the two entries that
-/// came after it the last two times they differed: when the bytes that follow a line are one of those entries' line and
-/// CRLF, the line is found with one or two compares, without searching for its end, fingerprinting it or scanning the
-/// fingerprints. Two, because the line after a given one alternates: a browser's <c>Accept</c> and <c>Sec-Fetch-Dest</c>
-/// change with the kind of resource, and a proxy's pooled connection interleaves users whose browsers order their lines
-/// differently.</para>
+/// <para>A client sends its lines in the same order from head to head, so each entry also names the last four entries
+/// that came after it, the latest first: when the bytes that follow a line are one of those entries' line and CRLF, the
+/// line is found with a compare or a few, without searching for its end, fingerprinting it or scanning the
+/// fingerprints. Four, because the line after a given one changes in turn: a browser's <c>Accept</c>,
+/// <c>Sec-Fetch-Dest</c> and <c>Priority</c> go with the kind of resource (page, script, image, style sheet), and a
+/// proxy's pooled connection interleaves users whose browsers order their lines differently. A wrong guess costs
+/// little: it mostly differs in length, so the CR it expects is not there.</para>
 /// <para>A line whose name's values never come back (a request id, a trace id) is remembered by its name alone,
 /// <c>name: </c>: found where it is expected, its name is known at once and only its value is searched and created,
 /// and the lines after it are still found in order.</para>
@@ -70,6 +71,9 @@ internal sealed class LineMemo
     /// <summary>The <see cref="Entry.ValueSlot"/> of an entry that remembers a line by its name alone, <c>name: </c>,
     /// for a name whose values are created each time (see <see cref="RememberName"/>).</summary>
     public const short CreatedValue = -3;
+
+    // A byte of Entry.Next that names no entry: entries number at most GrownSize.
+    private const uint NoEntry = 0xFF;
 
     private readonly uint _seed = (uint)Random.Shared.Next();
     private uint[] _fingerprints = [];
@@ -112,11 +116,9 @@ internal sealed class LineMemo
         /// <summary>Whether the line was found since the replacement hand last passed it.</summary>
         public bool Found;
 
-        /// <summary>The entry whose line came next the last time this one came.</summary>
-        public byte Successor;
-
-        /// <summary>The entry that was <see cref="Successor"/> before another line came next.</summary>
-        public byte Alternate;
+        /// <summary>The entries whose lines came next the last four times this one came and another came next than the
+        /// time before, one a byte, the latest in the lowest; <see cref="NoEntry"/> where there was none.</summary>
+        public uint Next;
 
         /// <summary>Length of <see cref="Name"/>, set when remembered: read without reading the string.</summary>
         public ushort NameLength;
@@ -157,7 +159,7 @@ internal sealed class LineMemo
     }
 
     /// <summary>
-    /// The length of the line <paramref name="rest"/> starts with when it is one of the two lines that came after the
+    /// The length of the line <paramref name="rest"/> starts with when it is one of the four lines that came after the
     /// last one found (the first of the last head, at the start of a head) and is followed by CRLF, else -1. Being
     /// equal to a remembered line, it has no CR or LF of its own, so it ends there; a line remembered by its name ends
     /// at the first CR or LF after it, which must be CRLF.
@@ -170,9 +172,9 @@ internal sealed class LineMemo
             return -1;
         }
 
-        (int index, int alternate) = _previous < 0 ? (_first, _first) : (_entries[_previous].Successor, _entries[_previous].Alternate);
-        while (true)
+        for (uint next = _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next; (next & NoEntry) != NoEntry; next = (next >> 8) | (NoEntry << 24))
         {
+            int index = (int)(next & NoEntry);
             ref Entry entry = ref _entries[index];
             int length = entry.Length;
             if (entry.ValueSlot == CreatedValue)
@@ -189,14 +191,9 @@ internal sealed class LineMemo
                 Hit(index);
                 return length;
             }
-
-            if (index == alternate)
-            {
-                return -1;
-            }
-
-            index = alternate;
         }
+
+        return -1;
     }
 
     /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
@@ -242,9 +239,9 @@ internal sealed class LineMemo
         {
             // The same line again, already followed: its bytes stay, and it keeps the entries that came after it.
             ref Entry same = ref _entries[index];
-            (ushort offset, ushort length, byte successor, byte alternate) = (same.Offset, same.Length, same.Successor, same.Alternate);
+            (ushort offset, ushort length, uint kept) = (same.Offset, same.Length, same.Next);
             same = entry;
-            (same.Offset, same.Length, same.Successor, same.Alternate, same.NameLength) = (offset, length, successor, alternate, (ushort)entry.Name.Length);
+            (same.Offset, same.Length, same.Next, same.NameLength) = (offset, length, kept, (ushort)entry.Name.Length);
             return;
         }
 
@@ -270,7 +267,7 @@ internal sealed class LineMemo
         }
 
         ref Entry added = ref _entries[index];
-        (byte next, byte other, bool found) = (added.Successor, added.Alternate, added.Found);
+        (uint followers, bool found) = (added.Next, added.Found);
         added.Name = null!;
         if (!TryReserve(line.Length, out int at))
         {
@@ -283,10 +280,11 @@ internal sealed class LineMemo
         (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (ushort)entry.Name.Length);
         if (followed)
         {
-            (added.Successor, added.Alternate, added.Found) = (next, other, found);
+            (added.Next, added.Found) = (followers, found);
         }
         else
         {
+            added.Next = uint.MaxValue;
             Follow(index);
         }
     }
@@ -330,18 +328,29 @@ internal sealed class LineMemo
         Follow(index);
     }
 
-    // The entry comes after the previous line's: the next head is expected to send them in the same order, or in the
-    // order of the time before.
+    // The entry comes after the previous line's: the next head is expected to send them in this order, or in one of the
+    // three orders before. It moves to the front of the previous entry's followers, from where it was or in place of
+    // the oldest.
     private void Follow(int index)
     {
         if (_previous < 0)
         {
             _first = index;
         }
-        else if (_entries[_previous].Successor != index)
+        else if ((_entries[_previous].Next & NoEntry) != (uint)index)
         {
-            ref Entry previous = ref _entries[_previous];
-            (previous.Alternate, previous.Successor) = (previous.Successor, (byte)index);
+            ref uint next = ref _entries[_previous].Next;
+            ulong rest = next;
+            for (int shift = 8; shift < 32; shift += 8)
+            {
+                if (((rest >> shift) & NoEntry) == (uint)index)
+                {
+                    rest = (rest & ((1UL << shift) - 1)) | ((rest >> (shift + 8)) << shift);
+                    break;
+                }
+            }
+
+            next = (uint)(rest << 8) | (uint)index;
         }
 
         _previous = index;
