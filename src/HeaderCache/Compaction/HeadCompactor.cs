@@ -400,33 +400,57 @@ internal sealed class HeadCompactor : IDisposable
             return reason;
         }
 
+        // A byte other than VCHAR, SP or HTAB.
+        return TakeLine(section, content, start, name, value, kind, plain, recalledNameSlot: -1) ? _stepAside : PassThroughReason.Malformed;
+    }
+
+    // The long way from a line's name on, its kind known and its value trimmed: the name resolved (or, for a line
+    // found by its name alone, recalledNameSlot >= 0, served from that slot of the cache of names as a recalled line's
+    // is), the value taken unless Kestrel reuses it, the line remembered for later heads and recorded. False for a value
+    // with a byte other than VCHAR, SP or HTAB.
+    private bool TakeLine(
+        ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int kind, bool plain, int recalledNameSlot)
+    {
+        bool recalled = recalledNameSlot >= 0;
         var line = new HeaderLine(start, start + content.Length + 2, name) { Known = (short)kind, ValueLength = (ushort)value.Length };
         line.Shared = _sharedValues is not null && IsShareable(kind, name);
-        line.Name = kind >= 0 ? HeaderNameTable.KnownName(kind) : ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
+        if (kind >= 0)
+        {
+            line.Name = HeaderNameTable.KnownName(kind);
+        }
+        else if (recalled)
+        {
+            line.NameSlot = (short)recalledNameSlot;
+            line.Name = _names.Touch(recalledNameSlot, name.Length);
+        }
+        else
+        {
+            line.Name = ResolveName(name, line.Shared, ref line.Created, out line.NameSlot);
+        }
+
         bool nameServed = !line.Created;
         line.Repeat = IsRepeat(line, name, section);
         _valueSlot = -1;
         if ((line.Repeat || !IsReusedByKestrel(kind, value)) && !Take(ref line, name, value))
         {
-            // A byte other than VCHAR, SP or HTAB.
-            return PassThroughReason.Malformed;
+            return false;
         }
 
         // A line is remembered once its strings were served: a line whose value or name was just created (a request
         // id, a per-file validator) mostly never comes back, and remembering it would cost as much as the lookup it
         // might save and push out a line that does come back. Its name does come back, and once the name's values
-        // are created without a lookup, the name alone is remembered.
+        // are created without a lookup, the name alone is remembered (a line found by it already is).
         if (plain && RecallsLines && !line.Created)
         {
             Remember(line, name, content);
         }
-        else if (plain && RecallsLines && nameServed && NameMisses(line) >= MissesBeforeNameBypass)
+        else if (plain && RecallsLines && nameServed && !recalled && NameMisses(line) >= MissesBeforeNameBypass)
         {
             RememberName(line, name, content);
         }
 
         Record(line);
-        return _stepAside;
+        return true;
     }
 
     // A line the connection sent before, byte for byte: it is valid and of the same kind, and while the caches
@@ -489,38 +513,18 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // A line found by its name alone: the name is served as a recalled line's is, and the value goes the long way,
-    // which creates it (or, every NameProbeInterval-th time, looks it up). A value not in the plain layout, or with a
-    // byte Kestrel rejects, is left to the long way from the start, which tells what it is; so Take, given bytes
-    // already checked, always has a string.
+    // which creates it (or, every NameProbeInterval-th time, looks it up; a value served after all makes the line
+    // remembered whole). A value not in the plain layout, or with a byte Kestrel rejects, is left to the long way from
+    // the start, which tells what it is; so the value checked here is always taken.
     private bool TryRecallName(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start, in LineMemo.Entry entry)
     {
         ReadOnlySpan<byte> value = content[(entry.NameLength + 2)..];
-        if (value.IsEmpty || value[0] is SP or HTAB || value[^1] is SP or HTAB || value.ContainsAnyExcept(HttpBytes.FieldContent))
+        if (value.IsEmpty || value[0] is SP or HTAB || value[^1] is SP or HTAB || value.ContainsAnyExcept(HttpBytes.FieldContent)
+            || !TakeLine(section, content, start, content[..entry.NameLength], value, entry.Kind, plain: true, entry.NameSlot))
         {
             return false;
         }
 
-        ReadOnlySpan<byte> name = content[..entry.NameLength];
-        var line = new HeaderLine(start, start + content.Length + 2, name)
-        {
-            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
-        };
-        line.Shared = _sharedValues is not null && IsShareable(line.Known, name);
-        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
-        line.Repeat = IsRepeat(line, name, section);
-        _valueSlot = -1;
-        if (line.Repeat || !IsReusedByKestrel(line.Known, value))
-        {
-            Take(ref line, name, value);
-        }
-
-        if (!line.Created)
-        {
-            // Served after all (a probe found the value, or Kestrel reuses it): from now on the line is remembered whole.
-            Remember(line, name, content);
-        }
-
-        Record(line);
         LinesRecalled++;
         return true;
     }
@@ -536,8 +540,7 @@ internal sealed class HeadCompactor : IDisposable
     private void Remember(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
     {
         string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
-        bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
-        if (value is null || !named || (line.Value is not null && _valueSlot == -1))
+        if (value is null || !IsNamedInMemo(line, name) || (line.Value is not null && _valueSlot == -1))
         {
             return;
         }
@@ -551,8 +554,7 @@ internal sealed class HeadCompactor : IDisposable
     // created without a lookup (LookUpValue), under Kestrel's constant (sent in its casing) or a cached name.
     private void RememberName(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
     {
-        bool named = line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
-        if (named)
+        if (IsNamedInMemo(line, name))
         {
             _memo.RememberName(
                 new LineMemo.Entry
@@ -562,6 +564,11 @@ internal sealed class HeadCompactor : IDisposable
                 content);
         }
     }
+
+    // Whether the memo can give a line its name string: Kestrel's constant, sent in its casing, or a name the cache of
+    // names holds.
+    private static bool IsNamedInMemo(in HeaderLine line, ReadOnlySpan<byte> name) =>
+        line.Known >= 0 ? Ascii.Equals(name, line.Name!) : line.NameSlot >= 0;
 
     private bool Take(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
     {
