@@ -329,8 +329,7 @@ internal sealed class LineMemo
     }
 
     // The entry comes after the previous line's: the next head is expected to send them in this order, or in one of the
-    // three orders before. It moves to the front of the previous entry's followers, from where it was or in place of
-    // the oldest.
+    // three orders before. Mostly it already came first after it, so that check is kept small enough to be inlined.
     private void Follow(int index)
     {
         if (_previous < 0)
@@ -339,21 +338,26 @@ internal sealed class LineMemo
         }
         else if ((_entries[_previous].Next & NoEntry) != (uint)index)
         {
-            ref uint next = ref _entries[_previous].Next;
-            ulong rest = next;
-            for (int shift = 8; shift < 32; shift += 8)
-            {
-                if (((rest >> shift) & NoEntry) == (uint)index)
-                {
-                    rest = (rest & ((1UL << shift) - 1)) | ((rest >> (shift + 8)) << shift);
-                    break;
-                }
-            }
-
-            next = (uint)(rest << 8) | (uint)index;
+            MoveToFront(ref _entries[_previous].Next, index);
         }
 
         _previous = index;
+    }
+
+    // The entry moves to the front of the followers, from where it was or in place of the oldest.
+    private static void MoveToFront(ref uint next, int index)
+    {
+        ulong rest = next;
+        for (int shift = 8; shift < 32; shift += 8)
+        {
+            if (((rest >> shift) & NoEntry) == (uint)index)
+            {
+                rest = (rest & ((1UL << shift) - 1)) | ((rest >> (shift + 8)) << shift);
+                break;
+            }
+        }
+
+        next = (uint)(rest << 8) | (uint)index;
     }
 
     // One bit per entry whose fingerprint is this one: four vector compares in place of a search call per line.
