@@ -3,7 +3,9 @@
 
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
 then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
-(HeaderCache on divided by Kestrel default). Standard library only.
+cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by Kestrel default; the
+cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default). Standard
+library only.
 """
 import argparse
 import csv
@@ -42,6 +44,14 @@ def per_run(row):
 
 def ratio(a, b):
     return a / b if b else float("nan")
+
+
+def round_ratios(rows, profile, mode):
+    """CPU per request of mode over Kestrel default's, round by round: the three modes of a round are measured in the
+    same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
+    cpu = {(r["mode"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["profile"] == profile}
+    rounds = sorted({rd for m, rd in cpu if m == mode and (BASELINE, rd) in cpu}, key=int)
+    return [ratio(cpu[(mode, rd)], cpu[(BASELINE, rd)]) for rd in rounds]
 
 
 def main():
@@ -122,9 +132,14 @@ def main():
     for p in profiles:
         r = next((x for x in summary if x["profile"] == p and x["mode"] == "headercache"), None)
         if r is not None:
+            rounds = round_ratios(rows, p, "headercache")
+            control = round_ratios(rows, p, "kestrel-noreuse")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
-                           f"p99_ratio={r['p99_ms_ratio']:.3f}")
+                           f"p99_ratio={r['p99_ms_ratio']:.3f}"
+                           + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
+                              if rounds else "")
+                           + (f" control_round_median={statistics.median(control):.3f}" if control else ""))
 
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md + [""] + ["    " + x for x in results]) + "\n")
