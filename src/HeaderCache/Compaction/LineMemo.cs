@@ -172,6 +172,7 @@ internal sealed class LineMemo
             return -1;
         }
 
+        // At the start of a head the one line expected is the last head's first: its index with three bytes of NoEntry.
         for (uint next = _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next; (next & NoEntry) != NoEntry; next = (next >> 8) | (NoEntry << 24))
         {
             int index = (int)(next & NoEntry);
