@@ -38,6 +38,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     private readonly PipeReader _input;
     private readonly HeadCompactor _compactor;
     private readonly HeadLimits _limits;
+    private readonly IdleTrim _idle = new();
 
     private Stage _stage;
     private ReadOnlySequence<byte> _buffer;
@@ -102,6 +103,14 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     /// <summary>Whether the last view is the start of a request: leading CR/LF and the request line so far.</summary>
     internal bool ShowsRequestLine => _stage == Stage.RequestLine;
 
+    /// <summary>Called on each of Kestrel's heartbeats, on its thread: lets the compactor of a connection that has waited
+    /// long for its next request let go of what only speeds up reading a head (<see cref="IdleTrim"/>).</summary>
+    /// <returns>Whether it let go.</returns>
+    public bool OnHeartbeat() => _idle.OnHeartbeat(_compactor);
+
+    /// <summary>The connection reads no more heads: a trim that runs has finished on return, and none starts.</summary>
+    public void EndIdle() => _idle.End();
+
     /// <inheritdoc />
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
@@ -126,6 +135,13 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
             // not yet complete), and this reader reads on.
             if (_stage == Stage.RequestLine && TransportRead.TryGet(ref read, out _transportRead, out short token))
             {
+                if (_lineEnd == 0)
+                {
+                    // No head has begun (a complete request line begins one): until the read completes, the compactor
+                    // holds nothing of a head, and the requests before have ended.
+                    _idle.Wait();
+                }
+
                 return new(this, token);
             }
 
@@ -227,6 +243,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     public override void Complete(Exception? exception = null)
     {
         _input.Complete(exception);
+        _idle.End();
         _compactor.Dispose();
         Return(ref _section);
         Return(ref _copy);
@@ -235,6 +252,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
     /// <inheritdoc />
     ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
     {
+        _idle.Resume();
         if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
         {
             return result;
@@ -462,7 +480,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
                 _bodyRemaining -= taken;
                 if (_bodyRemaining == 0)
                 {
-                    _stage = Stage.RequestLine;
+                    (_stage, _lineEnd) = (Stage.RequestLine, 0);
                 }
 
                 break;
@@ -488,7 +506,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         }
         else
         {
-            _stage = Stage.RequestLine;
+            (_stage, _lineEnd) = (Stage.RequestLine, 0);
         }
     }
 

@@ -340,6 +340,18 @@ internal sealed class HeadCompactor : IDisposable
         (_previous, _previousMask, _nameMisses) = ([], 0, []);
     }
 
+    /// <summary>
+    /// The connection waits for its next request, and has for long (<see cref="IdleTrim"/>): the compactor lets go of what
+    /// only makes reading a head cheaper and the next head builds again (the memo of lines, the queue's array and the
+    /// previous head's known values), and keeps its caches' strings, which save the next head's allocations.
+    /// </summary>
+    public void Trim()
+    {
+        _memo.Release();
+        _queue.Release();
+        (_previous, _previousMask) = ([], 0);
+    }
+
     /// <summary>Forgets the current head's lines, recorded in the queue: a head with nothing to take out publishes none,
     /// and a connection that passes through or ends records no more. The entries published stay for their requests
     /// (an upgraded request, or one whose client stopped sending, still runs).</summary>

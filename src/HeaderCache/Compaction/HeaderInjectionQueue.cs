@@ -94,10 +94,19 @@ internal sealed class HeaderInjectionQueue
     public void StopRecording()
     {
         Discard();
-        if (_entryStart == _entryEnd)
+        Release();
+    }
+
+    /// <summary>
+    /// Lets go of the arrays when no entry waits and no lines are recorded, as for a connection that waits for its next
+    /// head: the request of the entry taken last has ended. The next head records into a new array.
+    /// </summary>
+    public void Release()
+    {
+        if (_entryStart == _entryEnd && _recorded == 0)
         {
-            _lines = [];
-            _lineStart = _lineEnd = 0;
+            (_lines, _counts) = ([], []);
+            _lineStart = _lineEnd = _entryStart = _entryEnd = 0;
             _takenStart = _takenCount = 0;
         }
     }

@@ -82,6 +82,10 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         return _transport;
     }
 
+    /// <summary>Called on each of Kestrel's heartbeats: see <see cref="CompactingPipeReader.OnHeartbeat"/>.</summary>
+    /// <returns>Whether the connection's compactor let go of what it keeps for reading heads.</returns>
+    public bool OnHeartbeat() => _reader?.OnHeartbeat() == true;
+
     /// <summary>
     /// A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
     /// layer is Kestrel's <c>UseHttps()</c> and the new transport is the decrypted one: read that instead
@@ -131,6 +135,8 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
             _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Cached, null);
         }
 
+        // Kestrel's heartbeat may still be trimming: the compactor lets go of everything once it has finished.
+        _reader?.EndIdle();
         _compactor.Dispose();
         RequestHeaders.Detach();
     }

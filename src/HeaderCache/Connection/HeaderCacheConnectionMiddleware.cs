@@ -3,6 +3,7 @@ using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -92,6 +93,9 @@ internal sealed class HeaderCacheConnectionMiddleware
             options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime, context.ConnectionId);
         context.Features.Set<IHeaderStringCacheFeature>(connection);
         context.Features.Set(connection.RequestHeaders);
+
+        // Kestrel adds its own handler to the same list, so this allocates nothing more.
+        context.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static state => ((HeaderCacheConnection)state).OnHeartbeat(), connection);
         await _next(new HeaderCacheConnectionContext(context, connection)).ConfigureAwait(false);
     }
 }

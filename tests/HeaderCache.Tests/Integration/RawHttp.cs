@@ -28,9 +28,14 @@ public static partial class RawHttp
     /// <paramref name="split"/>'s pieces, and reads <c>batch.Count</c> responses after each batch
     /// (1 = request/response, more = pipelined). Then half-closes and reads to the end.
     /// <paramref name="wrap"/>, if given, turns the connection's stream into the one to talk over (e.g. TLS).
+    /// <paramref name="afterBatch"/>, if given, runs once a batch's responses have arrived, with the batch's index.
     /// </summary>
     public static async Task<List<string>> ExchangeAsync(
-        IPEndPoint endPoint, IReadOnlyList<IReadOnlyList<byte[]>> batches, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, Func<Stream, Task<Stream>>? wrap = null)
+        IPEndPoint endPoint,
+        IReadOnlyList<IReadOnlyList<byte[]>> batches,
+        Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split,
+        Func<Stream, Task<Stream>>? wrap = null,
+        Func<int, Task>? afterBatch = null)
     {
         using var socket = await ConnectAsync(endPoint);
         using var network = new NetworkStream(socket, ownsSocket: false);
@@ -38,8 +43,9 @@ public static partial class RawHttp
         using var timeout = new CancellationTokenSource(Deadline);
         var reader = new ResponseReader(stream);
         var transcript = new List<string>();
-        foreach (IReadOnlyList<byte[]> batch in batches)
+        for (int index = 0; index < batches.Count; index++)
         {
+            IReadOnlyList<byte[]> batch = batches[index];
             await SendAsync(stream, batch.SelectMany(r => r).ToArray(), split, timeout.Token);
             for (int i = 0; i < batch.Count; i++)
             {
@@ -51,6 +57,11 @@ public static partial class RawHttp
                 }
 
                 transcript.Add(response);
+            }
+
+            if (afterBatch is not null)
+            {
+                await afterBatch(index);
             }
         }
 

@@ -1,0 +1,99 @@
+namespace HeaderCache.Compaction;
+
+/// <summary>
+/// Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next request
+/// through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up reading a
+/// head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.
+/// </summary>
+/// <remarks>
+/// <para>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
+/// Kestrel's heartbeat, on its own thread, trims (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
+/// the trim starts only by moving a wait to <c>Trimming</c> with a locked exchange, the wait ends with another, and a
+/// wait that ends while a trim runs waits for it on the lock, which only a trim takes. A request costs a plain write and
+/// one locked exchange.</para>
+/// </remarks>
+internal sealed class IdleTrim
+{
+    /// <summary>Heartbeats (Kestrel beats once a second) through which Kestrel waits for the next request before the
+    /// compactor lets go: long enough that a connection in use keeps everything (a page's resources come within a
+    /// second or two, and a pooled proxy connection under any load much more often), short against Kestrel's
+    /// keep-alive timeout (130 s by default), during which an idle connection would otherwise hold it all.</summary>
+    public const int HeartbeatsBeforeTrim = 10;
+
+    private const int Running = 0;
+    private const int Waiting = 1;
+    private const int Trimming = 2;
+    private const int Ended = 3;
+
+    private int _state;
+
+    // Waits started so far, written by the connection's flow only; the heartbeat tells a new wait from a long one by it.
+    private int _waits;
+
+    // The heartbeat's own: the wait it last saw, how many beats it has seen it, and the last wait it trimmed.
+    private int _seenWait;
+    private int _beats;
+    private int _trimmedWait = -1;
+
+    /// <summary>Kestrel now waits for the next request and the compactor reads no head until <see cref="Resume"/>.</summary>
+    public void Wait()
+    {
+        _waits++;
+        Volatile.Write(ref _state, Waiting);
+    }
+
+    /// <summary>The wait is over: from here the connection's flow may use what a trim lets go of.</summary>
+    public void Resume()
+    {
+        if (Interlocked.Exchange(ref _state, Running) == Trimming)
+        {
+            lock (this)
+            {
+                // The trim has finished.
+            }
+        }
+    }
+
+    /// <summary>The connection reads no more: no trim starts from here, and one that runs has finished on return.</summary>
+    public void End()
+    {
+        if (Interlocked.Exchange(ref _state, Ended) == Trimming)
+        {
+            lock (this)
+            {
+                // The trim has finished.
+            }
+        }
+    }
+
+    /// <summary>Called on each of Kestrel's heartbeats: trims once a wait has lasted <see cref="HeartbeatsBeforeTrim"/>
+    /// of them, once per wait.</summary>
+    /// <returns>Whether it trimmed.</returns>
+    public bool OnHeartbeat(HeadCompactor compactor)
+    {
+        int wait = Volatile.Read(ref _waits);
+        if (Volatile.Read(ref _state) != Waiting || wait != _seenWait)
+        {
+            (_seenWait, _beats) = (wait, 0);
+            return false;
+        }
+
+        if (++_beats < HeartbeatsBeforeTrim || _trimmedWait == wait)
+        {
+            return false;
+        }
+
+        lock (this)
+        {
+            if (Interlocked.CompareExchange(ref _state, Trimming, Waiting) != Waiting)
+            {
+                return false;
+            }
+
+            compactor.Trim();
+            _trimmedWait = wait;
+            Interlocked.CompareExchange(ref _state, Waiting, Trimming);
+            return true;
+        }
+    }
+}

@@ -1,0 +1,185 @@
+using System.Collections.Concurrent;
+using System.Text;
+using HeaderCache.Compaction;
+using HeaderCache.Connection;
+using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace HeaderCache.Tests.Integration;
+
+/// <summary>
+/// A connection that waits long for its next request lets go of its memo of lines and its queue (<see cref="IdleTrim"/>):
+/// the requests after that are answered and seen exactly as by Kestrel alone, the cache's strings stay, and no trim
+/// happens while a request runs.
+/// </summary>
+public sealed class IdleTrimTests
+{
+    private static readonly TimeSpan TrimDeadline = TimeSpan.FromSeconds(10);
+
+    [Fact]
+    public async Task Requests_after_trims_get_what_Kestrel_alone_gives_and_keep_the_cached_strings()
+    {
+        var seenOn = new HeaderRecorder();
+        var connections = new ConnectionCatcher();
+        await using SampleServer on = await SampleServer.StartAsync(CacheMode.On, builder =>
+        {
+            seenOn.Install(builder);
+            connections.Install(builder);
+        });
+        var seenAlone = new HeaderRecorder();
+        await using SampleServer alone = await SampleServer.StartAsync(CacheMode.KestrelAlone, seenAlone.Install);
+        TrafficProfile.Connection traffic = TrafficProfile.Load("chrome").Connect(11);
+        var batches = Enumerable.Range(0, 8).Select(i => (IReadOnlyList<byte[]>)[traffic.Render(i)]).ToList();
+
+        // After every even request the connection is trimmed: the heads after a trim find no line in the memo, the others
+        // find the lines the head before remembered.
+        var recalled = new List<long>();
+        List<string> trimmed = await RawHttp.ExchangeAsync(on.EndPoint, batches, RawHttp.RandomSplit(5), afterBatch: async index =>
+        {
+            HeaderCacheConnection connection = connections.Single();
+            recalled.Add(connection.Compactor.LinesRecalled);
+            if (index % 2 == 0)
+            {
+                await TrimAsync(connection);
+            }
+        });
+        List<string> kestrel = await RawHttp.ExchangeAsync(alone.EndPoint, batches, RawHttp.RandomSplit(5));
+
+        Assert.Equal(kestrel, trimmed);
+        Assert.Equal(9, trimmed.Count);
+        Assert.Equal(seenAlone.Requests.Select(r => r.Headers), seenOn.Requests.Select(r => r.Headers));
+        long[] perHead = [recalled[0], .. recalled.Zip(recalled.Skip(1), (before, after) => after - before)];
+        Assert.Equal([0, 0, 0, 0], perHead.Where((_, head) => head % 2 == 1));
+        Assert.All(perHead.Where((_, head) => head > 0 && head % 2 == 0), count => Assert.True(count > 5, $"{count} lines recalled"));
+
+        // The caches stay: every request got the one string the cache holds, where Kestrel alone made one each time.
+        Assert.Single(seenOn.Requests.Select(r => Value(r, "sec-ch-ua")).Distinct(ReferenceEqualityComparer.Instance));
+        Assert.Equal(8, seenAlone.Requests.Select(r => Value(r, "sec-ch-ua")).Distinct(ReferenceEqualityComparer.Instance).Count());
+    }
+
+    [Fact]
+    public async Task No_trim_while_a_request_runs_after_reading_its_whole_body()
+    {
+        var connections = new ConnectionCatcher();
+        var hold = new HoldingEndpoint();
+        await using SampleServer on = await SampleServer.StartAsync(CacheMode.On, builder =>
+        {
+            connections.Install(builder);
+            hold.Install(builder);
+        });
+        byte[] request = Encoding.ASCII.GetBytes(
+            "POST /hold HTTP/1.1\r\nHost: localhost\r\nsec-ch-ua: \"Chromium\";v=\"131\"\r\nx-trace: 1\r\nContent-Length: 5\r\n\r\nhello");
+        Task<List<string>> exchange = RawHttp.ExchangeAsync(on.EndPoint, [[request], [request]], RawHttp.Whole, afterBatch: async index =>
+        {
+            if (index == 0)
+            {
+                await TrimAsync(connections.Single());
+            }
+        });
+
+        // The first request: its body is read, and the application holds it while the heartbeat beats on.
+        await hold.Entered.WaitAsync(TrimDeadline);
+        HeaderCacheConnection connection = connections.Single();
+        for (int beat = 0; beat < 3 * IdleTrim.HeartbeatsBeforeTrim; beat++)
+        {
+            Assert.False(connection.OnHeartbeat(), $"trimmed at beat {beat} while the request ran");
+            await Task.Delay(2);
+        }
+
+        Assert.True(connection.Compactor.StrippedLines > 0);
+        hold.Release();
+        List<string> transcript = await exchange;
+        Assert.Equal(["hello", "hello"], transcript.Take(2).Select(RawHttp.Body));
+    }
+
+    [Fact]
+    public async Task Kestrels_own_heartbeat_trims_a_connection_that_waits()
+    {
+        var connections = new ConnectionCatcher();
+        await using SampleServer on = await SampleServer.StartAsync(CacheMode.On, connections.Install);
+        TrafficProfile.Connection traffic = TrafficProfile.Load("chrome").Connect(12);
+        var batches = Enumerable.Range(0, 3).Select(i => (IReadOnlyList<byte[]>)[traffic.Render(i)]).ToList();
+        var recalled = new List<long>();
+        await RawHttp.ExchangeAsync(on.EndPoint, batches, RawHttp.Whole, afterBatch: async index =>
+        {
+            recalled.Add(connections.Single().Compactor.LinesRecalled);
+            if (index == 1)
+            {
+                // Kestrel beats once a second; two more beats cover the first beat's phase and a slow machine.
+                await Task.Delay(TimeSpan.FromSeconds(IdleTrim.HeartbeatsBeforeTrim + 2));
+            }
+        });
+
+        Assert.True(recalled[1] > recalled[0], "the second head found lines in the memo");
+        Assert.Equal(recalled[1], recalled[2]);
+    }
+
+    // Beats until the connection, once it waits for its next request, is trimmed.
+    private static async Task TrimAsync(HeaderCacheConnection connection)
+    {
+        DateTime deadline = DateTime.UtcNow + TrimDeadline;
+        while (!connection.OnHeartbeat())
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the connection was not trimmed");
+            await Task.Delay(1);
+        }
+    }
+
+    private static string Value(HeaderRecorder.Request request, string name) =>
+        request.Headers.Single(h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase)).Value;
+
+    // Keeps the HeaderCache part of every connection a request came on.
+    private sealed class ConnectionCatcher : IStartupFilter
+    {
+        private readonly ConcurrentDictionary<string, HeaderCacheConnection> _connections = new();
+
+        public void Install(WebApplicationBuilder builder) => builder.Services.AddSingleton<IStartupFilter>(this);
+
+        public HeaderCacheConnection Single() => _connections.Values.Single();
+
+        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
+        {
+            app.Use((HttpContext context, RequestDelegate nextMiddleware) =>
+            {
+                _connections.TryAdd(context.Connection.Id, (HeaderCacheConnection)context.Features.Get<IHeaderStringCacheFeature>()!);
+                return nextMiddleware(context);
+            });
+            next(app);
+        };
+    }
+
+    // POST /hold: reads the whole body, then holds the first request until released, and echoes the body.
+    private sealed class HoldingEndpoint : IStartupFilter
+    {
+        private readonly TaskCompletionSource _entered = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public Task Entered => _entered.Task;
+
+        public void Install(WebApplicationBuilder builder) => builder.Services.AddSingleton<IStartupFilter>(this);
+
+        public void Release() => _released.TrySetResult();
+
+        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
+        {
+            app.Use(async (HttpContext context, RequestDelegate nextMiddleware) =>
+            {
+                if (!context.Request.Path.Equals("/hold", StringComparison.Ordinal))
+                {
+                    await nextMiddleware(context);
+                    return;
+                }
+
+                using var body = new StreamReader(context.Request.Body);
+                string text = await body.ReadToEndAsync();
+                _entered.TrySetResult();
+                await _released.Task;
+                await context.Response.WriteAsync(text);
+            });
+            next(app);
+        };
+    }
+}
