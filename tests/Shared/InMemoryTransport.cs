@@ -24,6 +24,7 @@ internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectio
         var toClient = new Pipe(new PipeOptions(useSynchronizationContext: false));
         var client = new InMemoryClient(toClient.Reader, toServer.Writer);
         var connection = new Connection(new DuplexPipe(new WatchedReader(toServer.Reader, client), toClient.Writer));
+        client.ServerFeatures = connection.Features;
         if (!_accepts.Writer.TryWrite(connection))
         {
             throw new InvalidOperationException("The listener is closed.");
@@ -131,6 +132,9 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
     public PipeReader Input { get; } = input;
 
     public PipeWriter Output { get; } = output;
+
+    /// <summary>The server's features of the connection, where connection middleware publishes its own.</summary>
+    public IFeatureCollection ServerFeatures { get; internal set; } = null!;
 
     /// <summary>Whether the server has finished reading the connection (it closed it).</summary>
     public bool ServerDone => _serverDone;

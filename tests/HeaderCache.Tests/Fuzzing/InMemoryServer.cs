@@ -1,5 +1,7 @@
 using System.Text;
 using System.Text.RegularExpressions;
+using HeaderCache.Compaction;
+using HeaderCache.Connection;
 using HeaderCache.InMemory;
 using HeaderCache.Sample;
 using HeaderCache.Tests.Integration;
@@ -21,6 +23,7 @@ internal sealed partial class InMemoryServer : IAsyncDisposable
 
     private readonly WebApplication _app;
     private readonly InMemoryTransport _transport;
+    private int _trims;
 
     private InMemoryServer(WebApplication app, InMemoryTransport transport)
     {
@@ -46,12 +49,17 @@ internal sealed partial class InMemoryServer : IAsyncDisposable
         return new InMemoryServer(app, transport);
     }
 
+    /// <summary>How many times <see cref="ExchangeAsync"/> saw a connection let go of its memo and queue.</summary>
+    public int Trims => _trims;
+
     /// <summary>
     /// Sends <paramref name="bytes"/> on a new connection in pieces of <paramref name="pieces"/> lengths, then a FIN,
     /// and returns what the client saw: every run of response bytes (without <c>Date</c>) marked with the number of
-    /// bytes sent when it arrived, and when the server closed.
+    /// bytes sent when it arrived, and when the server closed. With <paramref name="idle"/>, after every piece that
+    /// completed a request, HeaderCache's part of the connection gets the heartbeats of a long wait, as if the client had
+    /// paused there: where the server waits for a next request, it lets go of its memo and queue (<see cref="IdleTrim"/>).
     /// </summary>
-    public async Task<string> ExchangeAsync(byte[] bytes, IReadOnlyList<int> pieces)
+    public async Task<string> ExchangeAsync(byte[] bytes, IReadOnlyList<int> pieces, bool idle = false)
     {
         InMemoryClient client = _transport.Connect();
         var transcript = new StringBuilder();
@@ -66,7 +74,12 @@ internal sealed partial class InMemoryServer : IAsyncDisposable
                 break;
             }
 
+            int answered = transcript.Length;
             Collect(client, transcript, sent);
+            if (idle && transcript.Length > answered && client.ServerFeatures.Get<IHeaderStringCacheFeature>() is HeaderCacheConnection connection)
+            {
+                await BeatAsync(connection);
+            }
         }
 
         if (!client.ServerDone)
@@ -84,6 +97,25 @@ internal sealed partial class InMemoryServer : IAsyncDisposable
     {
         await _app.StopAsync();
         await _app.DisposeAsync();
+    }
+
+    // The client learns that the server waits from inside the transport's read, just before HeaderCache's reader notes
+    // the wait: a beat that finds it still running yields and beats again, a few times.
+    private async Task BeatAsync(HeaderCacheConnection connection)
+    {
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            for (int beat = 0; beat < IdleTrim.HeartbeatsBeforeTrim; beat++)
+            {
+                if (connection.OnHeartbeat())
+                {
+                    Interlocked.Increment(ref _trims);
+                    return;
+                }
+            }
+
+            await Task.Yield();
+        }
     }
 
     private static void Collect(InMemoryClient client, StringBuilder transcript, int sent)

@@ -55,7 +55,7 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         var started = System.Diagnostics.Stopwatch.StartNew();
         InProcessFuzzer.Result result = await InProcessFuzzer.RunAsync(servers.On, servers.Alone, seed, cases, deadline, progress: output.WriteLine);
         output.WriteLine($"seed {seed}: {result.Cases} cases in {started.Elapsed.TotalSeconds:F0} s, {result.Divergences.Count} divergences; " +
-            $"lines the cache took out: {activity.LinesTaken}; responses by status: " +
+            $"lines the cache took out: {activity.LinesTaken}; idle trims: {servers.On.Trims}; responses by status: " +
             string.Join(", ", result.Statuses.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key}: {s.Value}")));
         foreach (var d in result.Divergences.Take(5))
         {
@@ -68,6 +68,7 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         Assert.True(activity.LinesTaken > result.Cases, $"the cache took out {activity.LinesTaken} lines in {result.Cases} cases");
         Assert.True(result.Statuses.GetValueOrDefault("200") > result.Cases / 2, $"200s: {result.Statuses.GetValueOrDefault("200")} in {result.Cases} cases");
         Assert.True(result.Statuses.GetValueOrDefault("400") > result.Cases / 20, $"400s: {result.Statuses.GetValueOrDefault("400")} in {result.Cases} cases");
+        Assert.True(servers.On.Trims > result.Cases / 50, $"connections let go of their memo {servers.On.Trims} times in {result.Cases} cases");
         Assert.Empty(result.Divergences);
     }
 }

@@ -28,6 +28,9 @@ internal static partial class InProcessFuzzer
         var mutator = new InputMutator(seed);
         var generator = new RequestStreamGenerator(~seed);
         var random = new Random(seed ^ 0x2545F491);
+
+        // Drawn apart, so that a seed gives the same cases as before idle connections were fuzzed too.
+        var idleDraws = new Random(seed ^ 0x1D1E);
         var divergences = new List<Divergence>();
         var statuses = new Dictionary<string, int>(StringComparer.Ordinal);
         var running = new List<Task>();
@@ -43,6 +46,7 @@ internal static partial class InProcessFuzzer
             }
 
             int[] pieces = Cut(bytes.Length, random);
+            bool idle = idleDraws.Next(4) == 0;
             int number = run;
             running.Add(CompareAsync(number));
             if (running.Count >= parallel)
@@ -59,7 +63,7 @@ internal static partial class InProcessFuzzer
 
             async Task CompareAsync(int number)
             {
-                Task<string> onRun = on.ExchangeAsync(bytes, pieces);
+                Task<string> onRun = on.ExchangeAsync(bytes, pieces, idle);
                 Task<string> aloneRun = alone.ExchangeAsync(bytes, pieces);
                 string onTranscript = await onRun;
                 string aloneTranscript = await aloneRun;
