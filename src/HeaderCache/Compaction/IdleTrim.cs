@@ -8,9 +8,9 @@ namespace HeaderCache.Compaction;
 /// <remarks>
 /// <para>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
 /// Kestrel's heartbeat, on its own thread, trims (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
-/// the trim starts only by moving a wait to <c>Trimming</c> with a locked exchange, the wait ends with another, and a
-/// wait that ends while a trim runs waits for it on the lock, which only a trim takes. A request costs a plain write and
-/// one locked exchange.</para>
+/// the trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, the wait ends with a locked
+/// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes. A request costs a
+/// plain write and one locked exchange.</para>
 /// </remarks>
 internal sealed class IdleTrim
 {
@@ -43,28 +43,10 @@ internal sealed class IdleTrim
     }
 
     /// <summary>The wait is over: from here the connection's flow may use what a trim lets go of.</summary>
-    public void Resume()
-    {
-        if (Interlocked.Exchange(ref _state, Running) == Trimming)
-        {
-            lock (this)
-            {
-                // The trim has finished.
-            }
-        }
-    }
+    public void Resume() => Leave(Running);
 
     /// <summary>The connection reads no more: no trim starts from here, and one that runs has finished on return.</summary>
-    public void End()
-    {
-        if (Interlocked.Exchange(ref _state, Ended) == Trimming)
-        {
-            lock (this)
-            {
-                // The trim has finished.
-            }
-        }
-    }
+    public void End() => Leave(Ended);
 
     /// <summary>Called on each of Kestrel's heartbeats: trims once a wait has lasted <see cref="HeartbeatsBeforeTrim"/>
     /// of them, once per wait.</summary>
@@ -94,6 +76,17 @@ internal sealed class IdleTrim
             _trimmedWait = wait;
             Interlocked.CompareExchange(ref _state, Waiting, Trimming);
             return true;
+        }
+    }
+
+    // No trim starts once the state has left Waiting; one that already runs holds the lock until it has finished.
+    private void Leave(int state)
+    {
+        if (Interlocked.Exchange(ref _state, state) == Trimming)
+        {
+            lock (this)
+            {
+            }
         }
     }
 }
