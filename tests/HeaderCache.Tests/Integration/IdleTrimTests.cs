@@ -4,9 +4,7 @@ using HeaderCache.Compaction;
 using HeaderCache.Connection;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
 
 namespace HeaderCache.Tests.Integration;
 
@@ -132,54 +130,42 @@ public sealed class IdleTrimTests
         request.Headers.Single(h => string.Equals(h.Name, name, StringComparison.OrdinalIgnoreCase)).Value;
 
     // Keeps the HeaderCache part of every connection a request came on.
-    private sealed class ConnectionCatcher : IStartupFilter
+    private sealed class ConnectionCatcher
     {
         private readonly ConcurrentDictionary<string, HeaderCacheConnection> _connections = new();
 
-        public void Install(WebApplicationBuilder builder) => builder.Services.AddSingleton<IStartupFilter>(this);
+        public void Install(WebApplicationBuilder builder) => FirstMiddleware.Install(builder, (context, next) =>
+        {
+            _connections.TryAdd(context.Connection.Id, (HeaderCacheConnection)context.Features.Get<IHeaderStringCacheFeature>()!);
+            return next(context);
+        });
 
         public HeaderCacheConnection Single() => _connections.Values.Single();
-
-        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
-        {
-            app.Use((HttpContext context, RequestDelegate nextMiddleware) =>
-            {
-                _connections.TryAdd(context.Connection.Id, (HeaderCacheConnection)context.Features.Get<IHeaderStringCacheFeature>()!);
-                return nextMiddleware(context);
-            });
-            next(app);
-        };
     }
 
     // POST /hold: reads the whole body, then holds the first request until released, and echoes the body.
-    private sealed class HoldingEndpoint : IStartupFilter
+    private sealed class HoldingEndpoint
     {
         private readonly TaskCompletionSource _entered = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public Task Entered => _entered.Task;
 
-        public void Install(WebApplicationBuilder builder) => builder.Services.AddSingleton<IStartupFilter>(this);
+        public void Install(WebApplicationBuilder builder) => FirstMiddleware.Install(builder, async (context, next) =>
+        {
+            if (!context.Request.Path.Equals("/hold", StringComparison.Ordinal))
+            {
+                await next(context);
+                return;
+            }
+
+            using var body = new StreamReader(context.Request.Body);
+            string text = await body.ReadToEndAsync();
+            _entered.TrySetResult();
+            await _released.Task;
+            await context.Response.WriteAsync(text);
+        });
 
         public void Release() => _released.TrySetResult();
-
-        public Action<IApplicationBuilder> Configure(Action<IApplicationBuilder> next) => app =>
-        {
-            app.Use(async (HttpContext context, RequestDelegate nextMiddleware) =>
-            {
-                if (!context.Request.Path.Equals("/hold", StringComparison.Ordinal))
-                {
-                    await nextMiddleware(context);
-                    return;
-                }
-
-                using var body = new StreamReader(context.Request.Body);
-                string text = await body.ReadToEndAsync();
-                _entered.TrySetResult();
-                await _released.Task;
-                await context.Response.WriteAsync(text);
-            });
-            next(app);
-        };
     }
 }
