@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Where a request's CPU goes in the socket path, HeaderCache against Kestrel alone: samples the sample server with
+# `perf record` while wrk replays one traffic profile, and prints each function's CPU per request in both modes and
+# the difference (profile_summary.py). compare.sh says how much the modes differ; this says where.
+#
+# Per round a fresh server per mode (HeaderCache on, and Kestrel alone: HeaderCache not registered), a warm-up wrk
+# run each, then each mode sampled for the measured time while wrk runs, the order turning every round. A function's
+# CPU per request is its share of the samples times the server's CPU time (from /proc) over wrk's request count.
+# The JIT writes a perf map (DOTNET_PerfMapEnabled=3) and maps code as plain executable memory
+# (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
+#
+# Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
+# Takes about rounds x 2 x seconds + 2 x warmup + 30 s (about 2.5 min by default). Needs perf, wrk, python3.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$REPO/benchmarks/wrk"
+PROFILE=chrome
+SECONDS_MEASURED=15
+WARMUP=20
+ROUNDS=2
+BUILD=1
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --profile) PROFILE="$2"; shift ;;
+    --seconds) SECONDS_MEASURED="$2"; shift ;;
+    --warmup) WARMUP="$2"; shift ;;
+    --rounds) ROUNDS="$2"; shift ;;
+    --no-build) BUILD=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+for v in SECONDS_MEASURED WARMUP ROUNDS; do
+  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "$v must be a whole number >= 1" >&2; exit 2; }
+done
+[[ -f "$REPO/traffic/$PROFILE.http" ]] || { echo "no profile traffic/$PROFILE.http" >&2; exit 2; }
+for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }; done
+
+DLL="$REPO/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"
+if [[ $BUILD == 1 ]]; then
+  dotnet build "$REPO/samples/HeaderCache.Sample" -c Release --artifacts-path "$REPO/artifacts/wrk" -nologo -v q \
+    | grep -E "error|Warn" || true
+fi
+[[ -f "$DLL" ]] || { echo "build output $DLL missing" >&2; exit 1; }
+
+OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)-profile-$PROFILE"
+mkdir -p "$OUT"
+MODES=(headercache kestrel)
+declare -A PID PORT
+cleanup() {
+  for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
+  for m in "${!PID[@]}"; do wait "${PID[$m]}" 2>/dev/null || true; done
+  PID=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+run_wrk() { # mode seconds outfile
+  timeout $(($2 + 30)) wrk -t4 -c4 -d"$2s" --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$1]}" \
+    -- "$REPO/traffic/$PROFILE.http" 1 >"$3" 2>&1 || { echo "wrk failed ($1):" >&2; cat "$3" >&2; exit 1; }
+}
+
+echo "mode,round,cpu_ticks,clk_tck,requests,perf_data" > "$OUT/runs.csv"
+for round in $(seq "$ROUNDS"); do
+  for mode in "${MODES[@]}"; do
+    [[ $mode == headercache ]] && only=false || only=true
+    env Sample__KestrelOnly=$only Kestrel__DisableStringReuse=false Sample__Echo=false DOTNET_gcServer=0 \
+      DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0 ASPNETCORE_ENVIRONMENT=Production \
+      "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
+      dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
+    PID[$mode]=$!
+  done
+  for mode in "${MODES[@]}"; do
+    port=""
+    for _ in $(seq 300); do
+      port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$OUT/server-$mode-r$round.log" | sed 's/.*://') && break
+      sleep 0.1
+    done
+    [[ -n "$port" ]] || { echo "server $mode did not start" >&2; cat "$OUT/server-$mode-r$round.log" >&2; exit 1; }
+    PORT[$mode]=$port
+  done
+  ORDER=("${MODES[@]}")
+  (( round % 2 == 0 )) && ORDER=("${MODES[1]}" "${MODES[0]}")
+  for mode in "${ORDER[@]}"; do run_wrk "$mode" "$WARMUP" "$OUT/wrk-warmup-$mode-r$round.txt"; done
+  for mode in "${ORDER[@]}"; do
+    data="$OUT/$mode-r$round.perf"
+    c1=$(awk '{ print $14 + $15 }' "/proc/${PID[$mode]}/stat")
+    perf record -F 999 -e cpu-clock -p "${PID[$mode]}" -o "$data" -- sleep "$SECONDS_MEASURED" >/dev/null 2>&1 &
+    sampler=$!
+    run_wrk "$mode" "$SECONDS_MEASURED" "$OUT/wrk-$mode-r$round.txt"
+    wait "$sampler"
+    c2=$(awk '{ print $14 + $15 }' "/proc/${PID[$mode]}/stat")
+    requests=$(sed -nE 's/^WRK_RESULT requests=([0-9]+).*/\1/p' "$OUT/wrk-$mode-r$round.txt")
+    echo "$mode,$round,$((c2 - c1)),$(getconf CLK_TCK),$requests,$(basename "$data")" >> "$OUT/runs.csv"
+  done
+  cleanup
+done
+
+python3 "$HERE/profile_summary.py" "$OUT" | tee "$OUT/summary.txt"
