@@ -10,7 +10,7 @@
 # (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
 #
 # Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
-# Takes about rounds x 2 x seconds + 2 x warmup + 30 s (about 2.5 min by default). Needs perf, wrk, python3.
+# Takes about rounds x 2 x (warmup + seconds) and a few seconds of start-up (2.5 min by default). Needs perf, wrk, python3.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$REPO/benchmarks/wrk"
@@ -19,7 +19,7 @@ SECONDS_MEASURED=15
 WARMUP=20
 ROUNDS=2
 BUILD=1
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --profile) PROFILE="$2"; shift ;;
@@ -32,8 +32,9 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-for v in SECONDS_MEASURED WARMUP ROUNDS; do
-  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "$v must be a whole number >= 1" >&2; exit 2; }
+for option in seconds:"$SECONDS_MEASURED" warmup:"$WARMUP" rounds:"$ROUNDS"; do
+  value=${option#*:}
+  [[ "$value" =~ ^[0-9]+$ && "$value" -ge 1 ]] || { echo "--${option%%:*} must be a whole number >= 1" >&2; exit 2; }
 done
 [[ -f "$REPO/traffic/$PROFILE.http" ]] || { echo "no profile traffic/$PROFILE.http" >&2; exit 2; }
 for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }; done
