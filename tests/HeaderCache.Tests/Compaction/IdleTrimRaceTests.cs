@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using System.Reflection;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
 using HeaderCache.Traffic;
@@ -9,8 +10,8 @@ namespace HeaderCache.Tests.Compaction;
 
 /// <summary>
 /// The heartbeat trims on its own thread while the connection's flow reads heads: it trims only while the reader waits for
-/// a head, never while one is read, and the heads read around its trims are shown, and their lines handed over, exactly
-/// as without any trim.
+/// a head, never while one is read, the heads read around its trims are shown, and their lines handed over, exactly as
+/// without any trim, and a wait that ends while a trim runs waits for it.
 /// </summary>
 public sealed class IdleTrimRaceTests
 {
@@ -52,6 +53,28 @@ public sealed class IdleTrimRaceTests
 
         // Not vacuous: the beating thread trimmed before most of the heads it was given time for.
         Assert.True(trims > requests.Length / 4, $"{trims} trims in {requests.Length} heads of {profile}");
+    }
+
+    [Fact]
+    public void A_wait_that_ends_while_a_trim_runs_waits_for_the_trim()
+    {
+        // The window is a few field writes, too short for threads to meet in reliably: the test holds a trim at its
+        // midpoint instead, as OnHeartbeat is there (the lock held, the wait moved to trimming), and ends the wait.
+        var idle = new IdleTrim();
+        FieldInfo state = typeof(IdleTrim).GetField("_state", BindingFlags.NonPublic | BindingFlags.Instance)!;
+        object trimming = typeof(IdleTrim).GetField("Trimming", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
+        object waiting = typeof(IdleTrim).GetField("Waiting", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
+        idle.Wait();
+        var resumer = new Thread(idle.Resume);
+        lock (idle)
+        {
+            Assert.Equal(waiting, state.GetValue(idle));
+            state.SetValue(idle, trimming);
+            resumer.Start();
+            Assert.False(resumer.Join(TimeSpan.FromMilliseconds(500)), "the wait ended while the trim ran");
+        }
+
+        Assert.True(resumer.Join(TimeSpan.FromSeconds(30)), "the wait did not end once the trim had finished");
     }
 
     private static byte[][] Render(string profile, int count)
