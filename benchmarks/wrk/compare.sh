@@ -98,13 +98,8 @@ RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors" > "$RUNS_CSV"
 
 MODES=(headercache kestrel kestrel-noreuse)
-mode_env() {
-  case "$1" in
-    headercache) echo "Sample__KestrelOnly=false HeaderCache__Enabled=true Kestrel__DisableStringReuse=false $APP_ENV" ;;
-    kestrel) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=false $APP_ENV" ;;
-    kestrel-noreuse) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=true $APP_ENV" ;;
-  esac
-}
+# shellcheck source=benchmarks/wrk/modes.sh
+source "$HERE/modes.sh"
 
 declare -A PID PORT
 cleanup() {

@@ -49,6 +49,9 @@ fi
 OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)-profile-$PROFILE"
 mkdir -p "$OUT"
 MODES=(headercache kestrel)
+APP_ENV="Sample__Echo=false"
+# shellcheck source=benchmarks/wrk/modes.sh
+source "$HERE/modes.sh"
 declare -A PID PORT
 cleanup() {
   for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
@@ -66,8 +69,8 @@ run_wrk() { # mode seconds outfile
 echo "mode,round,cpu_ticks,clk_tck,requests,perf_data" > "$OUT/runs.csv"
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do
-    [[ $mode == headercache ]] && only=false || only=true
-    env Sample__KestrelOnly=$only Kestrel__DisableStringReuse=false Sample__Echo=false DOTNET_gcServer=0 \
+    # shellcheck disable=SC2046
+    env $(mode_env "$mode") DOTNET_gcServer=0 \
       DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0 ASPNETCORE_ENVIRONMENT=Production \
       "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
       dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
