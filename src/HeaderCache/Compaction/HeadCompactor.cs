@@ -66,9 +66,17 @@ internal sealed class HeadCompactor : IDisposable
     private byte[] _nameMisses = [];
 
     // Kestrel's single-valued known headers of the previous head, by HeaderNameTable index: Kestrel reuses
-    // such a string when the next request sends the same bytes.
-    private string?[] _previous = [];
+    // such a string when the next request sends the same bytes. Each line of a head writes its value here as it is
+    // recorded, which no later line of the head reads (a later line of the name is a repeat, always taken); the mask
+    // changes only once the head is complete.
+    private PreviousValue[] _previous = [];
     private ulong _previousMask;
+
+    // The known names of the head so far, those of them sent more than once (Kestrel hands back no value of those),
+    // and the length of the lines left because Kestrel would hand back its previous string.
+    private ulong _knownPresent;
+    private ulong _knownRepeated;
+    private int _reusedLength;
 
     /// <summary>Creates the compactor of one connection.</summary>
     /// <param name="cache">The connection's cache of values.</param>
@@ -214,6 +222,8 @@ internal sealed class HeadCompactor : IDisposable
         _memo.Begin();
         _scanned = _taken = _headerCount = 0;
         _seenLow = _seenHigh = 0;
+        _knownPresent = _knownRepeated = 0;
+        _reusedLength = 0;
         SectionLength = CompactedLength = 0;
         ContentLength = -1;
         Upgrade = false;
@@ -258,13 +268,13 @@ internal sealed class HeadCompactor : IDisposable
             if (end == 0)
             {
                 SectionLength = _scanned;
-                int reused = RememberKnownValues();
+                _previousMask = _knownPresent & ~_knownRepeated;
                 if (_taken != 0)
                 {
                     // A head compacted anyway loses the lines Kestrel would reuse its previous string for too: putting
                     // that string back costs less than Kestrel's parse of the line. A head with nothing else to take
                     // stays as it is.
-                    _taken += reused;
+                    _taken += _reusedLength;
                 }
 
                 CompactedLength = SectionLength - _taken;
@@ -293,7 +303,7 @@ internal sealed class HeadCompactor : IDisposable
             {
                 // A known value Kestrel would have reused: it gets the previous string, as from Kestrel, and is not
                 // counted, as Kestrel would have allocated nothing for it.
-                line.Value = _previous[line.Known];
+                line.Value = _previous[line.Known].Value;
                 line.ReusedByKestrel = true;
             }
             else if (line.Created)
@@ -523,6 +533,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _queue.Record();
+        NoteKnownValue(line);
         LinesRecalled++;
         return true;
     }
@@ -548,13 +559,14 @@ internal sealed class HeadCompactor : IDisposable
     {
         _queue.NextLine() = line;
         _queue.Record();
+        NoteKnownValue(line);
     }
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
     // cache of values holds or Kestrel reuses, under Kestrel's constant (sent in its casing) or a cached name.
     private void Remember(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
     {
-        string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
+        string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known].Value : null);
         if (value is null || !IsNamedInMemo(line, name) || (line.Value is not null && _valueSlot == -1))
         {
             return;
@@ -593,10 +605,18 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // A known value equal to the previous request's single value: Kestrel hands back its previous string. A
-    // recalled line whose string is that very string needs no compare (its bytes were just compared to it).
-    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null) =>
-        known >= 0 && (_previousMask & (1UL << known)) != 0
-        && ((recalled is not null && ReferenceEquals(recalled, _previous[known])) || Ascii.Equals(value, _previous[known]));
+    // recalled line whose string is that very string needs no compare (its bytes were just compared to it), and a
+    // value of another length none.
+    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null)
+    {
+        if (known < 0 || (_previousMask & (1UL << known)) == 0)
+        {
+            return false;
+        }
+
+        ref readonly PreviousValue previous = ref _previous[known];
+        return previous.Length == value.Length && (ReferenceEquals(recalled, previous.Value) || Ascii.Equals(value, previous.Value));
+    }
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
     {
@@ -605,46 +625,31 @@ internal sealed class HeadCompactor : IDisposable
         return first < 0 ? [] : raw[first..(raw.LastIndexOfAnyExcept(SP, HTAB) + 1)];
     }
 
-    // After a complete section: which known values Kestrel will hand back for the next request. Returns the length of
-    // the lines whose value Kestrel would hand back for this one.
-    private int RememberKnownValues()
+    // As a line is recorded: which known values Kestrel will hand back for the next request, and how much of this head
+    // it hands back the previous request's for.
+    private void NoteKnownValue(in HeaderLine line)
     {
-        if (!_leaveReusedValues)
+        if (line.Known < 0 || !_leaveReusedValues)
         {
-            return 0;
+            return;
         }
 
-        ulong present = 0;
-        ulong repeated = 0;
-        int reused = 0;
-        foreach (ref readonly HeaderLine line in _queue.Recorded)
+        ulong bit = 1UL << line.Known;
+        _knownRepeated |= _knownPresent & bit;
+        _knownPresent |= bit;
+        if (line.Value is null)
         {
-            if (line.Known < 0)
-            {
-                continue;
-            }
-
-            ulong bit = 1UL << line.Known;
-            repeated |= present & bit;
-            present |= bit;
-            if (line.Value is not null)
-            {
-                if (_previous.Length == 0)
-                {
-                    _previous = new string?[HeaderNameTable.KnownNames.Count];
-                }
-
-                _previous[line.Known] = line.Value;
-            }
-            else
-            {
-                // Reused: the previous string stays, its bytes equal the line's.
-                reused += line.End - line.Start;
-            }
+            // Reused: the previous string stays, its bytes equal the line's.
+            _reusedLength += line.End - line.Start;
+            return;
         }
 
-        _previousMask = present & ~repeated;
-        return reused;
+        if (_previous.Length == 0)
+        {
+            _previous = new PreviousValue[HeaderNameTable.KnownNames.Count];
+        }
+
+        _previous[line.Known] = new PreviousValue(line.Value);
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
@@ -714,6 +719,7 @@ internal sealed class HeadCompactor : IDisposable
                 {
                     // Left because Kestrel would hand back its previous string: taking it saves nothing.
                     earlier.ReusedByKestrel = true;
+                    _reusedLength -= earlier.End - earlier.Start;
                     ReadOnlySpan<byte> content = section[earlier.Start..(earlier.End - 2)];
                     Take(ref earlier, name, ValueOf(content, content.IndexOf((byte)':')));
                 }
@@ -871,5 +877,13 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         return false;
+    }
+
+    // A known value with its length, which tells most values that differ from it without reading the string: that lies
+    // elsewhere in the heap, and under load is no longer in the processor's caches when the next request comes.
+    private readonly struct PreviousValue(string value)
+    {
+        public readonly string? Value = value;
+        public readonly int Length = value.Length;
     }
 }
