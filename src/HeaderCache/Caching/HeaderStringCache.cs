@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
 
@@ -233,6 +234,8 @@ internal sealed class HeaderStringCache
     /// would: for a caller that already knows the bytes equal that string, and so its <paramref name="length"/> (the
     /// string itself, elsewhere in the heap, is not read).
     /// </summary>
+    // Asked for every recalled line, from a reader method whose inlining budget is spent before it gets here.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public string Touch(int slot, int length)
     {
         _visited![slot] = true;

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Text;
 using HeaderCache.Caching;
 
@@ -693,7 +694,9 @@ internal sealed class HeadCompactor : IDisposable
 
     // Whether an earlier line of this section has the same name (case-insensitively): then the value is appended
     // to that name's values, as Kestrel appends it, and an earlier line left to Kestrel is taken too, so that
-    // all the name's values go back in order. The filter makes a section without repeats linear.
+    // all the name's values go back in order. The filter makes a section without repeats linear. Inlined: asked for
+    // every taken line, and the search it rarely needs stays a call.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
         int bit = (int)(((uint)line.Key * 0x9E3779B9u) >> 25);

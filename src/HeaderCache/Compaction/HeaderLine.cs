@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Compaction;
 
@@ -57,6 +58,8 @@ internal struct HeaderLine
     public bool ReusedByKestrel;
 
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
+    // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
     {
         Start = start;
@@ -67,6 +70,7 @@ internal struct HeaderLine
         Key = KeyOf(name);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int KeyOf(ReadOnlySpan<byte> name)
     {
         // Setting 0x20 in every byte folds ASCII letters to one case and leaves the token's other bytes as they are.
