@@ -17,6 +17,11 @@
 # time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
 # (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
 #
+# With --against DIR the third mode is headercache-before instead of kestrel-noreuse: HeaderCache on, in the sample
+# built from the checkout in DIR (another worktree, at the commit before a change), so that a change's effect on the
+# socket path is measured in the same rounds as Kestrel alone; the RESULT lines then add before_round_median, the
+# median over rounds of this checkout's CPU per request over DIR's.
+#
 # With --slices N the measured time of each profile is cut into N slices that the three modes take in turn
 # (A B C A B C ...), each a wrk run of duration/N seconds; a mode's round is the sum of its slices. The machine's
 # speed drifts from run to run (a shared VM), which turns into round-to-round noise when each
@@ -25,6 +30,7 @@
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
 #                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
+#                                  [--against DIR]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -46,8 +52,9 @@ APP_ENV="Sample__Echo=false"
 PIN=0
 SPIN_ENV=""
 SLICES=1
+AGAINST=""
 
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -65,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --pin) PIN=1 ;;
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     --slices) SLICES="$2"; shift ;;
+    --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -82,13 +90,21 @@ command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2;
 command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
 
 START_TIME=$(date +%s)
-DLL="$REPO/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"
-if [[ $BUILD == 1 ]]; then
-  echo "== build (Release, artifacts/wrk)"
-  dotnet build "$REPO/samples/HeaderCache.Sample" -c Release --artifacts-path "$REPO/artifacts/wrk" -nologo -v q \
-    | grep -E "error|Warn|Elapsed" || true
+sample_dll() { echo "$1/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"; }
+CHECKOUTS=("$REPO")
+MODES=(headercache kestrel kestrel-noreuse)
+if [[ -n "$AGAINST" ]]; then
+  CHECKOUTS+=("$AGAINST")
+  MODES=(headercache kestrel headercache-before)
 fi
-[[ -f "$DLL" ]] || { echo "build output $DLL missing" >&2; exit 1; }
+for checkout in "${CHECKOUTS[@]}"; do
+  if [[ $BUILD == 1 ]]; then
+    echo "== build (Release, $checkout/artifacts/wrk)"
+    dotnet build "$checkout/samples/HeaderCache.Sample" -c Release --artifacts-path "$checkout/artifacts/wrk" -nologo -v q \
+      | grep -E "error|Warn|Elapsed" || true
+  fi
+  [[ -f "$(sample_dll "$checkout")" ]] || { echo "build output $(sample_dll "$checkout") missing" >&2; exit 1; }
+done
 
 RUN_NAME="$(date +%Y%m%d-%H%M%S)-$([[ $QUICK == 1 ]] && echo quick || echo full)"
 OUT="$RESULTS_ROOT/$RUN_NAME"
@@ -97,7 +113,6 @@ ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors" > "$RUNS_CSV"
 
-MODES=(headercache kestrel kestrel-noreuse)
 # shellcheck source=benchmarks/wrk/modes.sh
 source "$HERE/modes.sh"
 
@@ -115,11 +130,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 start_server() { # mode round: launch only; wait_server finds the port
-  local mode=$1
+  local mode=$1 checkout="$REPO"
+  [[ $mode == headercache-before ]] && checkout="$AGAINST"
   # shellcheck disable=SC2046
   $SERVER_CPU env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
     "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
-    dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" \
+    dotnet "$(sample_dll "$checkout")" --urls "http://127.0.0.1:0" --contentRoot "$checkout/samples/HeaderCache.Sample" \
     >"$OUT/logs/server-$mode-r$2.log" 2>&1 &
   PID[$mode]=$!
 }
@@ -204,7 +220,7 @@ for round in $(seq "$ROUNDS"); do
       med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
       rps=$(awk -v n="${N[$mode]}" -v d="$DURATION" 'BEGIN { printf "%.2f", n / d }')
       echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]}" >> "$RUNS_CSV"
-      printf '   round %d %-11s %-16s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
+      printf '   round %d %-11s %-18s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
         "$rps" "$(awk -v u="$(med "${P99[$mode]}")" 'BEGIN { print u / 1000 }')" \
         "$(( A[$mode] / (R[$mode] > 0 ? R[$mode] : 1) ))" "${E[$mode]}"
     done

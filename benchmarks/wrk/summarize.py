@@ -4,8 +4,9 @@
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
 then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
 cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by Kestrel default; the
-cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default). Standard
-library only.
+cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default), and for a run
+with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
+other checkout, round by round. Standard library only.
 """
 import argparse
 import csv
@@ -13,7 +14,7 @@ import os
 import statistics
 import sys
 
-MODES = ["headercache", "kestrel", "kestrel-noreuse"]
+MODES = ["headercache", "kestrel", "kestrel-noreuse", "headercache-before"]
 BASELINE = "kestrel"
 # (key, header, format) of the figures, all medians over rounds; ratios are median(mode) / median(kestrel).
 FIGURES = [
@@ -46,12 +47,12 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def round_ratios(rows, profile, mode):
-    """CPU per request of mode over Kestrel default's, round by round: the three modes of a round are measured in the
-    same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
+def round_ratios(rows, profile, mode, baseline=BASELINE):
+    """CPU per request of mode over baseline's (Kestrel default's), round by round: the three modes of a round are
+    measured in the same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
     cpu = {(r["mode"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["profile"] == profile}
-    rounds = sorted({rd for m, rd in cpu if m == mode and (BASELINE, rd) in cpu}, key=int)
-    return [ratio(cpu[(mode, rd)], cpu[(BASELINE, rd)]) for rd in rounds]
+    rounds = sorted({rd for m, rd in cpu if m == mode and (baseline, rd) in cpu}, key=int)
+    return [ratio(cpu[(mode, rd)], cpu[(baseline, rd)]) for rd in rounds]
 
 
 def main():
@@ -134,12 +135,15 @@ def main():
         if r is not None:
             rounds = round_ratios(rows, p, "headercache")
             control = round_ratios(rows, p, "kestrel-noreuse")
+            before = round_ratios(rows, p, "headercache", "headercache-before")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}"
                            + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
                               if rounds else "")
-                           + (f" control_round_median={statistics.median(control):.3f}" if control else ""))
+                           + (f" control_round_median={statistics.median(control):.3f}" if control else "")
+                           + (f" before_rounds={min(before):.2f}-{max(before):.2f} before_round_median={statistics.median(before):.3f}"
+                              if before else ""))
 
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md + [""] + ["    " + x for x in results]) + "\n")
