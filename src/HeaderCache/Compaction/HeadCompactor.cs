@@ -616,7 +616,8 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         ref readonly PreviousValue previous = ref _previous[known];
-        return previous.Length == value.Length && (ReferenceEquals(recalled, previous.Value) || Ascii.Equals(value, previous.Value));
+        return previous.Length == value.Length
+            && ((recalled is not null && ReferenceEquals(recalled, previous.Value)) || Ascii.Equals(value, previous.Value));
     }
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
