@@ -8,9 +8,10 @@
 #
 # For every round: a fresh server process per mode (all three started at the start of the round, idle
 # while another one is measured), then for every profile the three modes one after the other, each with a
-# warm-up run and a measured run. The order turns by one mode per round (A B C, B C A, C A B, ...): the
-# mode measured first in a round is measured at a different moment than the last, so a fixed order would
-# bias the ratios. With --pin the servers run on CPU 1 and wrk on CPU 0. With --no-spin the servers' thread
+# warm-up run and a measured run. The order turns by one mode per round and runs backwards every other round
+# (A B C, A C B, C A B, C B A, B C A, B A C: every order once in six rounds): the mode measured first in a round is
+# measured at a different moment than the last, and a mode measured right after another may pay for what that one
+# left running, so neither a fixed order nor a mere rotation (which keeps every mode after the same one) would do. With --pin the servers run on CPU 1 and wrk on CPU 0. With --no-spin the servers' thread
 # pool does not spin before it waits (DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): spinning burns CPU that
 # depends on timing, not on the work per request, and is most of the round-to-round noise on 2 cores. Around the measured run the script
 # reads /stats for allocated bytes, request count and gen0 collections, and /proc for the server's CPU
@@ -54,7 +55,7 @@ SPIN_ENV=""
 SLICES=1
 AGAINST=""
 
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -185,6 +186,7 @@ for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
   for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
   ORDER=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
+  (( round % 2 == 0 )) && ORDER=("${ORDER[2]}" "${ORDER[1]}" "${ORDER[0]}")
   for profile in $PROFILES; do
     declare -A C=() R=() A=() G=() N=() E=() P50=() P99=() RPS=() P90=() MAX=()
     for mode in "${ORDER[@]}"; do
