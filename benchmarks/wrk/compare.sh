@@ -91,7 +91,8 @@ command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2;
 command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
 
 START_TIME=$(date +%s)
-sample_dll() { echo "$1/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"; }
+# shellcheck source=benchmarks/wrk/modes.sh
+source "$HERE/modes.sh"
 CHECKOUTS=("$REPO")
 MODES=(headercache kestrel kestrel-noreuse)
 if [[ -n "$AGAINST" ]]; then
@@ -101,8 +102,7 @@ fi
 for checkout in "${CHECKOUTS[@]}"; do
   if [[ $BUILD == 1 ]]; then
     echo "== build (Release, $checkout/artifacts/wrk)"
-    dotnet build "$checkout/samples/HeaderCache.Sample" -c Release --artifacts-path "$checkout/artifacts/wrk" -nologo -v q \
-      | grep -E "error|Warn|Elapsed" || true
+    build_sample "$checkout"
   fi
   [[ -f "$(sample_dll "$checkout")" ]] || { echo "build output $(sample_dll "$checkout") missing" >&2; exit 1; }
 done
@@ -113,9 +113,6 @@ mkdir -p "$OUT/logs"
 ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors" > "$RUNS_CSV"
-
-# shellcheck source=benchmarks/wrk/modes.sh
-source "$HERE/modes.sh"
 
 declare -A PID PORT
 cleanup() {

@@ -1,5 +1,5 @@
-# The sample server's settings for each mode the wrk scripts measure; sourced by compare.sh and profile.sh so that both
-# measure the same servers. APP_ENV is the caller's (Sample__Echo=false unless --echo).
+# The sample server the wrk scripts measure, built the same way, and its settings for each mode; sourced by compare.sh
+# and profile.sh so that both measure the same servers. APP_ENV is the caller's (Sample__Echo=false unless --echo).
 #   headercache         HeaderCache on
 #   headercache-before  the same, from another checkout's build (compare.sh --against)
 #   kestrel             HeaderCache not registered at all: stock Kestrel, the baseline
@@ -10,4 +10,13 @@ mode_env() { # mode -> environment assignments
     kestrel) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=false $APP_ENV" ;;
     kestrel-noreuse) echo "Sample__KestrelOnly=true Kestrel__DisableStringReuse=true $APP_ENV" ;;
   esac
+}
+
+sample_dll() { # checkout -> the sample server built from it
+  echo "$1/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"
+}
+
+build_sample() { # checkout: Release, into its artifacts/wrk (isolated from other builds)
+  dotnet build "$1/samples/HeaderCache.Sample" -c Release --artifacts-path "$1/artifacts/wrk" -nologo -v q \
+    | grep -E "error|Warn|Elapsed" || true
 }

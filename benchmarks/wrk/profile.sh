@@ -39,19 +39,16 @@ done
 [[ -f "$REPO/traffic/$PROFILE.http" ]] || { echo "no profile traffic/$PROFILE.http" >&2; exit 2; }
 for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }; done
 
-DLL="$REPO/artifacts/wrk/bin/HeaderCache.Sample/release/HeaderCache.Sample.dll"
-if [[ $BUILD == 1 ]]; then
-  dotnet build "$REPO/samples/HeaderCache.Sample" -c Release --artifacts-path "$REPO/artifacts/wrk" -nologo -v q \
-    | grep -E "error|Warn" || true
-fi
+# shellcheck source=benchmarks/wrk/modes.sh
+source "$HERE/modes.sh"
+DLL="$(sample_dll "$REPO")"
+[[ $BUILD == 1 ]] && build_sample "$REPO"
 [[ -f "$DLL" ]] || { echo "build output $DLL missing" >&2; exit 1; }
 
 OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)-profile-$PROFILE"
 mkdir -p "$OUT"
 MODES=(headercache kestrel)
 APP_ENV="Sample__Echo=false"
-# shellcheck source=benchmarks/wrk/modes.sh
-source "$HERE/modes.sh"
 declare -A PID PORT
 cleanup() {
   for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
