@@ -488,7 +488,9 @@ internal sealed class HeadCompactor : IDisposable
         int found = _memo.Found >= 0 ? _memo.Found : _memo.Find(content);
         if (found < 0)
         {
-            return false;
+            // A line expected here whose value changed: its name is known without the long way's search.
+            int named = _memo.FindName(content);
+            return named >= 0 && IsNameHeld(_memo[named]) && TryRecallName(section, content, start, _memo[named]);
         }
 
         ref readonly LineMemo.Entry entry = ref _memo[found];
@@ -498,7 +500,7 @@ internal sealed class HeadCompactor : IDisposable
             return true;
         }
 
-        if (entry.Kind < 0 && !ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name))
+        if (!IsNameHeld(entry))
         {
             return false;
         }
@@ -538,6 +540,9 @@ internal sealed class HeadCompactor : IDisposable
         LinesRecalled++;
         return true;
     }
+
+    // A name Kestrel has a constant for, or one the cache of names still holds where the memo says.
+    private bool IsNameHeld(in LineMemo.Entry entry) => entry.Kind >= 0 || ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name);
 
     // A line found by its name alone: the name is served as a recalled line's is, and the value goes the long way,
     // which creates it (or, every NameProbeInterval-th time, looks it up; a value served after all makes the line

@@ -35,7 +35,9 @@ namespace HeaderCache.Compaction;
 /// little: it mostly differs in length, so the CR it expects is not there.</para>
 /// <para>A line whose name's values never come back (a request id, a trace id) is remembered by its name alone,
 /// <c>name: </c>: found where it is expected, its name is known at once and only its value is searched and created,
-/// and the lines after it are still found in order.</para>
+/// and the lines after it are still found in order. A line whose value changed since (a proxy's client address, more of
+/// them than the cache of values holds) is known by the name of a line expected where it came: it skips the long way's
+/// search of its name, and its value goes the long way.</para>
 /// </remarks>
 internal sealed class LineMemo
 {
@@ -172,8 +174,7 @@ internal sealed class LineMemo
             return -1;
         }
 
-        // At the start of a head the one line expected is the last head's first: its index with three bytes of NoEntry.
-        for (uint next = _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next; (next & NoEntry) != NoEntry; next = (next >> 8) | (NoEntry << 24))
+        for (uint next = Expected(); (next & NoEntry) != NoEntry; next = (next >> 8) | (NoEntry << 24))
         {
             int index = (int)(next & NoEntry);
             ref Entry entry = ref _entries[index];
@@ -191,6 +192,35 @@ internal sealed class LineMemo
             {
                 Hit(index);
                 return length;
+            }
+        }
+
+        return -1;
+    }
+
+    /// <summary>
+    /// The entry of one of the lines <see cref="FindNext"/> expected whose name and <c>": "</c> start
+    /// <paramref name="line"/> (without CRLF), or -1: the same header with another value, as a proxy's client address
+    /// or a browser's <c>Referer</c> comes. The entry is not the line's, so it is not <see cref="Found"/>.
+    /// </summary>
+    public int FindName(ReadOnlySpan<byte> line)
+    {
+        if (_entries.Length == 0)
+        {
+            return -1;
+        }
+
+        for (uint next = Expected(); (next & NoEntry) != NoEntry; next = (next >> 8) | (NoEntry << 24))
+        {
+            int index = (int)(next & NoEntry);
+            ref Entry entry = ref _entries[index];
+            int nameEnd = entry.NameLength + 2;
+
+            // A line remembered by its name alone was already compared this far by FindNext.
+            if (entry.Kind != HeaderNameTable.Kept && entry.ValueSlot != CreatedValue && nameEnd < line.Length && entry.Name is not null
+                && line[..nameEnd].SequenceEqual(_bytes.AsSpan(entry.Offset, nameEnd)))
+            {
+                return index;
             }
         }
 
@@ -321,6 +351,10 @@ internal sealed class LineMemo
         end += nameEnd;
         return end + 1 < rest.Length && rest[end] == (byte)'\r' && rest[end + 1] == (byte)'\n' ? end : -1;
     }
+
+    // The entries of the lines that came after the last one found, one a byte, the latest in the lowest. At the start of a
+    // head the one line expected is the last head's first: its index with three bytes of NoEntry.
+    private uint Expected() => _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next;
 
     private void Hit(int index)
     {
