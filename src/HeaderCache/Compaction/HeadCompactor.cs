@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Text;
 using HeaderCache.Caching;
@@ -656,7 +657,10 @@ internal sealed class HeadCompactor : IDisposable
             _previous = new PreviousValue[HeaderNameTable.KnownNames.Count];
         }
 
-        _previous[line.Known] = new PreviousValue(line.Value);
+        // The line's length, not the string's: a string the cache served was made long ago, and under load reading it
+        // is a miss of the processor's caches per known line. A value is ASCII, so both lengths are equal.
+        Debug.Assert(line.Value.Length == line.ValueLength, "A value's string has one char per byte.");
+        _previous[line.Known] = new PreviousValue(line.Value, line.ValueLength);
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
@@ -890,9 +894,9 @@ internal sealed class HeadCompactor : IDisposable
 
     // A known value with its length, which tells most values that differ from it without reading the string: that lies
     // elsewhere in the heap, and under load is no longer in the processor's caches when the next request comes.
-    private readonly struct PreviousValue(string value)
+    private readonly struct PreviousValue(string value, int length)
     {
         public readonly string? Value = value;
-        public readonly int Length = value.Length;
+        public readonly int Length = length;
     }
 }
