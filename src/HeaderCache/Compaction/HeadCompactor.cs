@@ -482,8 +482,9 @@ internal sealed class HeadCompactor : IDisposable
 
     // A line the connection sent before, byte for byte: it is valid and of the same kind, and while the caches
     // still hold its strings where the memo says, the lookups of the long way would find them there. So it is
-    // served from the memo, with the caches, counters and per-name history changed as those lookups change them;
-    // anything else (a string since evicted, a value that would now be created directly) goes the long way.
+    // served from the memo, with the caches, counters and per-name history changed as those lookups change them. A
+    // value since evicted, or one that would now be created directly, goes the long way from the value on; a name
+    // since evicted, the long way.
     private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
         int found = _memo.Found >= 0 ? _memo.Found : _memo.Find(content);
@@ -522,14 +523,15 @@ internal sealed class HeadCompactor : IDisposable
         line.Repeat = IsRepeat(line, name, section);
         bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
         ref byte nameMisses = ref NameMisses(line);
+        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
         if (take && (nameMisses >= MissesBeforeNameBypass
             || (entry.ValueSlot != LineMemo.WellKnownValue && !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value))))
         {
-            return false;
+            // The name's values are created without a look-up now, or this one was pushed out of the cache of values
+            // since (a proxy's client addresses take turns in it): the value goes the long way, the name as recalled.
+            TakeRecalledValue(ref line, name, content);
         }
-
-        line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
-        if (take)
+        else if (take)
         {
             line.Value = entry.ValueSlot == LineMemo.WellKnownValue ? entry.Value : _cache.Touch(entry.ValueSlot, line.ValueLength);
             _taken += line.End - line.Start;
@@ -540,6 +542,24 @@ internal sealed class HeadCompactor : IDisposable
         NoteKnownValue(line);
         LinesRecalled++;
         return true;
+    }
+
+    // The long way from the value on for a line found in the memo, as TakeLine goes it for a line whose name was served.
+    // The value's bytes are those remembered, which were checked then.
+    private void TakeRecalledValue(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
+    {
+        line.Shared = _sharedValues is not null && IsShareable(line.Known, name);
+        _valueSlot = -1;
+        bool taken = Take(ref line, name, content[(name.Length + 2)..]);
+        Debug.Assert(taken, "A remembered value is valid.");
+        if (!line.Created)
+        {
+            Remember(line, name, content);
+        }
+        else if (NameMisses(line) >= MissesBeforeNameBypass)
+        {
+            RememberName(line, name, content);
+        }
     }
 
     // A name Kestrel has a constant for, or one the cache of names still holds where the memo says.
