@@ -4,9 +4,7 @@
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
 then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
 cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by Kestrel default; the
-cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default), then
-user_rounds=<min>-<max> user_round_median=<u> user_control_round_median=<v>: the same for the user-mode part of the
-CPU time alone (runs.csv's user_ticks), where all of HeaderCache's own work falls; and for a run
+cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default), and for a run
 with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
 other checkout, round by round. Standard library only.
 """
@@ -39,8 +37,6 @@ def per_run(row):
         "bytes_per_req": int(row["allocated_bytes"]) / n,
         "gen0_per_100k": int(row["gen0"]) * 100000.0 / n,
         "cpu_us_per_req": int(row["cpu_ticks"]) * 1e6 / int(row["clk_tck"]) / n,
-        # Runs before the user-mode split have no user_ticks.
-        "user_us_per_req": int(row["user_ticks"]) * 1e6 / int(row["clk_tck"]) / n if row.get("user_ticks") else None,
         "errors": int(row["errors"]),
         "wrk_requests": int(row["wrk_requests"]),
         "server_requests": requests,
@@ -51,11 +47,10 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def round_ratios(rows, profile, mode, baseline=BASELINE, figure="cpu_us_per_req"):
+def round_ratios(rows, profile, mode, baseline=BASELINE):
     """CPU per request of mode over baseline's (Kestrel default's), round by round: the three modes of a round are
     measured in the same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
-    cpu = {(r["mode"], r["round"]): per_run(r)[figure] for r in rows if r["profile"] == profile}
-    cpu = {k: v for k, v in cpu.items() if v is not None}
+    cpu = {(r["mode"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["profile"] == profile}
     rounds = sorted({rd for m, rd in cpu if m == mode and (baseline, rd) in cpu}, key=int)
     return [ratio(cpu[(mode, rd)], cpu[(baseline, rd)]) for rd in rounds]
 
@@ -141,17 +136,12 @@ def main():
             rounds = round_ratios(rows, p, "headercache")
             control = round_ratios(rows, p, "kestrel-noreuse")
             before = round_ratios(rows, p, "headercache", "headercache-before")
-            user = round_ratios(rows, p, "headercache", figure="user_us_per_req")
-            user_control = round_ratios(rows, p, "kestrel-noreuse", figure="user_us_per_req")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}"
                            + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
                               if rounds else "")
                            + (f" control_round_median={statistics.median(control):.3f}" if control else "")
-                           + (f" user_rounds={min(user):.2f}-{max(user):.2f} user_round_median={statistics.median(user):.3f}"
-                              if user else "")
-                           + (f" user_control_round_median={statistics.median(user_control):.3f}" if user_control else "")
                            + (f" before_rounds={min(before):.2f}-{max(before):.2f} before_round_median={statistics.median(before):.3f}"
                               if before else ""))
 
