@@ -562,7 +562,9 @@ internal sealed class HeadCompactor : IDisposable
         }
     }
 
-    // A name Kestrel has a constant for, or one the cache of names still holds where the memo says.
+    // A name Kestrel has a constant for, or one the cache of names still holds where the memo says. Inlined: asked for
+    // every recalled line, from the reader's largest method, whose inlining budget is spent before it gets here.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsNameHeld(in LineMemo.Entry entry) => entry.Kind >= 0 || ReferenceEquals(_names.StringAt(entry.NameSlot), entry.Name);
 
     // A line found by its name alone: the name is served as a recalled line's is, and the value goes the long way,
