@@ -463,17 +463,9 @@ internal sealed class HeadCompactor : IDisposable
             return false;
         }
 
-        // A line is remembered once its strings were served: a line whose value or name was just created (a request
-        // id, a per-file validator) mostly never comes back, and remembering it would cost as much as the lookup it
-        // might save and push out a line that does come back. Its name does come back, and once the name's values
-        // are created without a lookup, the name alone is remembered (a line found by it already is).
-        if (plain && RecallsLines && !line.Created)
+        if (plain && RecallsLines)
         {
-            Remember(line, name, content);
-        }
-        else if (plain && RecallsLines && nameServed && !recalled && NameMisses(line) >= MissesBeforeNameBypass)
-        {
-            RememberName(line, name, content);
+            RememberTaken(line, name, content, byName: nameServed && !recalled);
         }
 
         Record(line);
@@ -552,11 +544,20 @@ internal sealed class HeadCompactor : IDisposable
         _valueSlot = -1;
         bool taken = Take(ref line, name, content[(name.Length + 2)..]);
         Debug.Assert(taken, "A remembered value is valid.");
+        RememberTaken(line, name, content, byName: true);
+    }
+
+    // A line is remembered once its strings were served: a line whose value or name was just created (a request id, a
+    // per-file validator) mostly never comes back, and remembering it would cost as much as the lookup it might save
+    // and push out a line that does come back. Its name does come back, and once the name's values are created without
+    // a lookup, the name alone is remembered (byName false: a line found by it already is).
+    private void RememberTaken(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content, bool byName)
+    {
         if (!line.Created)
         {
             Remember(line, name, content);
         }
-        else if (NameMisses(line) >= MissesBeforeNameBypass)
+        else if (byName && NameMisses(line) >= MissesBeforeNameBypass)
         {
             RememberName(line, name, content);
         }
