@@ -453,7 +453,8 @@ public sealed class LineMemoTests
         var taken = new List<string>();
         while (driver.Queue.TryApply(headers))
         {
-            taken.AddRange(headers.Select(h => $"{h.Key}={h.Value}"));
+            // Each value apart: joined with commas, two values would read as one value with a comma.
+            taken.AddRange(headers.Select(h => $"{h.Key}={string.Join('|', h.Value.ToArray())}"));
             headers.Clear();
         }
 
