@@ -13,7 +13,10 @@
 # measured at a different moment than the last, and a mode measured right after another may pay for what that one
 # left running, so neither a fixed order nor a mere rotation (which keeps every mode after the same one) would do. With --pin the servers run on CPU 1 and wrk on CPU 0. With --no-spin the servers' thread
 # pool does not spin before it waits (DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0): spinning burns CPU that
-# depends on timing, not on the work per request, and is most of the round-to-round noise on 2 cores. Around the measured run the script
+# depends on timing, not on the work per request, and is most of the round-to-round noise on 2 cores. With --pace MS
+# each connection waits MS milliseconds after a response before its next request (profile.lua): the load is then
+# fixed (use more --connections), the server waits between requests, and each request finds the connection's state
+# as a server under moderate load does, no longer in the processor's caches. Around the measured run the script
 # reads /stats for allocated bytes, request count and gen0 collections, and /proc for the server's CPU
 # time. Results: a table on stdout, runs.csv / summary.csv / summary.md in benchmarks/wrk/results/<run>/
 # (benchmarks/wrk/results/latest points to the last run), and with --quick one RESULT line per profile.
@@ -31,7 +34,7 @@
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
 #                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
-#                                  [--against DIR]
+#                                  [--against DIR] [--pace MS]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -45,6 +48,7 @@ CONNECTIONS=4
 ROUNDS=3
 PROFILES="plaintext chrome firefox safari proxy-pool churn"
 PIPELINE=1
+PACE=0
 GC=workstation
 BUILD=1
 QUICK=0
@@ -55,7 +59,7 @@ SPIN_ENV=""
 SLICES=1
 AGAINST=""
 
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -66,6 +70,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) ROUNDS="$2"; shift ;;
     --profiles) PROFILES="${2//,/ }"; shift ;;
     --pipeline) PIPELINE="$2"; shift ;;
+    --pace) PACE="$2"; shift ;;
     --gc) GC="$2"; shift ;;
     --no-build) BUILD=0 ;;
     --results) RESULTS_ROOT="$2"; shift ;;
@@ -83,6 +88,7 @@ done
 for v in DURATION WARMUP CONNECTIONS ROUNDS PIPELINE SLICES; do
   [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
 done
+[[ "$PACE" =~ ^[0-9]+$ ]] || { echo "--pace must be a whole number of milliseconds >= 0" >&2; exit 2; }
 case "$GC" in workstation) GC_SERVER=0 ;; server) GC_SERVER=1 ;; *) echo "--gc workstation|server" >&2; exit 2 ;; esac
 for p in $PROFILES; do [[ -f "$REPO/traffic/$p.http" ]] || { echo "no profile traffic/$p.http" >&2; exit 2; }; done
 
@@ -163,14 +169,14 @@ cpu_ticks() { # pid -> utime+stime in clock ticks
 run_wrk() { # mode profile seconds outfile
   local mode=$1 profile=$2 secs=$3
   $WRK_CPU timeout $((secs + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${secs}s" --timeout 10s --latency \
-    -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$REPO/traffic/$profile.http" "$PIPELINE" >"$4" 2>&1 \
+    -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$REPO/traffic/$profile.http" "$PIPELINE" "$PACE" >"$4" 2>&1 \
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
 
 (( DURATION % SLICES == 0 )) || { echo "--duration must be a multiple of --slices" >&2; exit 2; }
 SLICE_SECONDS=$(( DURATION / SLICES ))
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
-echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, warm-up ${WARMUP}s, measured ${DURATION}s in $SLICES slice(s) per mode"
+echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, pace ${PACE} ms, warm-up ${WARMUP}s, measured ${DURATION}s in $SLICES slice(s) per mode"
 echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
 CLK_TCK=$(getconf CLK_TCK)
 SERVER_CPU=""; WRK_CPU=""

@@ -1,11 +1,14 @@
 -- wrk script: replays one traffic/*.http profile (format: traffic/README.md) over keep-alive connections.
 --
---   wrk -t4 -c4 -d10s --latency -s benchmarks/wrk/profile.lua http://127.0.0.1:5000 -- traffic/chrome.http [depth]
+--   wrk -t4 -c4 -d10s --latency -s benchmarks/wrk/profile.lua http://127.0.0.1:5000 -- traffic/chrome.http [depth] [pace]
 --
 -- Arguments after "--" (or the environment when absent):
 --   1: the .http file            (WRK_PROFILE)
 --   2: pipelining depth, >= 1    (WRK_PIPELINE, default 1): every wrk "request" is `depth` HTTP requests
 --      written back to back, as TechEmpower's pipeline.lua does.
+--   3: pace, milliseconds >= 0   (WRK_PACE, default 0): a connection waits this long after a response before it
+--      sends its next request. 0 sends at once (a closed loop that keeps the 2 cores busy); with a pace the load is
+--      fixed by the connections and the pace, and the server waits between requests, as a server mostly does.
 --
 -- What gets sent: request i of a connection is head (i mod count) of the file, LF turned into CRLF,
 -- placeholders filled like tests/Shared/TrafficProfile.cs does:
@@ -123,6 +126,12 @@ function init(args)
   assert(path and path ~= "", "usage: wrk ... -s profile.lua <url> -- <file.http> [depth] (or WRK_PROFILE)")
   depth = tonumber(args[2] or os.getenv("WRK_PIPELINE") or "1")
   assert(depth and depth >= 1 and depth == math.floor(depth), "pipelining depth must be an integer >= 1")
+  local pace = tonumber(args[3] or os.getenv("WRK_PACE") or "0")
+  assert(pace and pace >= 0 and pace == math.floor(pace), "pace must be a whole number of milliseconds >= 0")
+  if pace > 0 then
+    -- wrk looks for delay() once the first thread's init has run; without it every request is sent at once.
+    function delay() return pace end
+  end
   templates = load_profile(path)
   addresses, cookies = make_pools()
   local id = thread_id or 1

@@ -9,7 +9,10 @@
 # The JIT writes a perf map (DOTNET_PerfMapEnabled=3) and maps code as plain executable memory
 # (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
 #
+# With --connections N, --pace MS and --no-spin, wrk and the servers run as compare.sh's options of those names make them.
+#
 # Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
+#                                  [--connections 4] [--pace MS] [--no-spin]
 # Takes about rounds x 2 x (warmup + seconds) and a few seconds of start-up (2.5 min by default). Needs perf, wrk, python3.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,7 +22,10 @@ SECONDS_MEASURED=15
 WARMUP=20
 ROUNDS=2
 BUILD=1
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+CONNECTIONS=4
+PACE=0
+SPIN_ENV=""
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --profile) PROFILE="$2"; shift ;;
@@ -27,15 +33,19 @@ while [[ $# -gt 0 ]]; do
     --warmup) WARMUP="$2"; shift ;;
     --rounds) ROUNDS="$2"; shift ;;
     --no-build) BUILD=0 ;;
+    --connections) CONNECTIONS="$2"; shift ;;
+    --pace) PACE="$2"; shift ;;
+    --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
-for option in seconds:"$SECONDS_MEASURED" warmup:"$WARMUP" rounds:"$ROUNDS"; do
+for option in seconds:"$SECONDS_MEASURED" warmup:"$WARMUP" rounds:"$ROUNDS" connections:"$CONNECTIONS"; do
   value=${option#*:}
   [[ "$value" =~ ^[0-9]+$ && "$value" -ge 1 ]] || { echo "--${option%%:*} must be a whole number >= 1" >&2; exit 2; }
 done
+[[ "$PACE" =~ ^[0-9]+$ ]] || { echo "--pace must be a whole number of milliseconds >= 0" >&2; exit 2; }
 [[ -f "$REPO/traffic/$PROFILE.http" ]] || { echo "no profile traffic/$PROFILE.http" >&2; exit 2; }
 for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }; done
 
@@ -59,15 +69,15 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 run_wrk() { # mode seconds outfile
-  timeout $(($2 + 30)) wrk -t4 -c4 -d"$2s" --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$1]}" \
-    -- "$REPO/traffic/$PROFILE.http" 1 >"$3" 2>&1 || { echo "wrk failed ($1):" >&2; cat "$3" >&2; exit 1; }
+  timeout $(($2 + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"$2s" --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$1]}" \
+    -- "$REPO/traffic/$PROFILE.http" 1 "$PACE" >"$3" 2>&1 || { echo "wrk failed ($1):" >&2; cat "$3" >&2; exit 1; }
 }
 
 echo "mode,round,cpu_ticks,clk_tck,requests,perf_data" > "$OUT/runs.csv"
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do
     # shellcheck disable=SC2046
-    env $(mode_env "$mode") DOTNET_gcServer=0 \
+    env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=0 \
       DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0 ASPNETCORE_ENVIRONMENT=Production \
       "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
       dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
