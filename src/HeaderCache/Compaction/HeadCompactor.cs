@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Text;
@@ -468,7 +469,7 @@ internal sealed class HeadCompactor : IDisposable
             RememberTaken(line, name, content, byName: nameServed && !recalled);
         }
 
-        Record(line);
+        Record(line, value);
         return true;
     }
 
@@ -531,7 +532,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _queue.Record();
-        NoteKnownValue(line);
+        NoteKnownValue(line, content[(name.Length + 2)..]);
         LinesRecalled++;
         return true;
     }
@@ -585,11 +586,11 @@ internal sealed class HeadCompactor : IDisposable
         return true;
     }
 
-    private void Record(in HeaderLine line)
+    private void Record(in HeaderLine line, ReadOnlySpan<byte> value)
     {
         _queue.NextLine() = line;
         _queue.Record();
-        NoteKnownValue(line);
+        NoteKnownValue(line, value);
     }
 
     // After the long way: remembers a line in the plain layout whose strings a later head can be served: a value the
@@ -636,7 +637,7 @@ internal sealed class HeadCompactor : IDisposable
 
     // A known value equal to the previous request's single value: Kestrel hands back its previous string. A
     // recalled line whose string is that very string needs no compare (its bytes were just compared to it), and a
-    // value of another length none.
+    // value of another length or with other bytes in its middle none.
     private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null)
     {
         if (known < 0 || (_previousMask & (1UL << known)) == 0)
@@ -646,7 +647,8 @@ internal sealed class HeadCompactor : IDisposable
 
         ref readonly PreviousValue previous = ref _previous[known];
         return previous.Length == value.Length
-            && ((recalled is not null && ReferenceEquals(recalled, previous.Value)) || Ascii.Equals(value, previous.Value));
+            && ((recalled is not null && ReferenceEquals(recalled, previous.Value))
+                || (previous.Middle == PreviousValue.MiddleOf(value) && Ascii.Equals(value, previous.Value)));
     }
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
@@ -658,7 +660,7 @@ internal sealed class HeadCompactor : IDisposable
 
     // As a line is recorded: which known values Kestrel will hand back for the next request, and how much of this head
     // it hands back the previous request's for.
-    private void NoteKnownValue(in HeaderLine line)
+    private void NoteKnownValue(in HeaderLine line, ReadOnlySpan<byte> value)
     {
         if (line.Known < 0 || !_leaveReusedValues)
         {
@@ -680,10 +682,10 @@ internal sealed class HeadCompactor : IDisposable
             _previous = new PreviousValue[HeaderNameTable.KnownNames.Count];
         }
 
-        // The line's length, not the string's: a string the cache served was made long ago, and under load reading it
-        // is a miss of the processor's caches per known line. A value is ASCII, so both lengths are equal.
-        Debug.Assert(line.Value.Length == line.ValueLength, "A value's string has one char per byte.");
-        _previous[line.Known] = new PreviousValue(line.Value, line.ValueLength);
+        // The line's bytes, not the string's: a string the cache served was made long ago, and under load reading it
+        // is a miss of the processor's caches per known line. A value is ASCII, so both have the same length.
+        Debug.Assert(line.Value.Length == value.Length, "A value's string has one char per byte.");
+        _previous[line.Known] = new PreviousValue(line.Value, value);
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
@@ -915,11 +917,18 @@ internal sealed class HeadCompactor : IDisposable
         return false;
     }
 
-    // A known value with its length, which tells most values that differ from it without reading the string: that lies
-    // elsewhere in the heap, and under load is no longer in the processor's caches when the next request comes.
-    private readonly struct PreviousValue(string value, int length)
+    // A known value with its length and four bytes from its middle, which tell most values that differ from it without
+    // reading the string: that lies elsewhere in the heap, and under load is no longer in the processor's caches when
+    // the next request comes. Values of one length differ mostly in the middle: ids and trace ids (traceparent keeps its
+    // length, version and flags), addresses, paths.
+    private readonly struct PreviousValue(string value, ReadOnlySpan<byte> bytes)
     {
         public readonly string? Value = value;
-        public readonly int Length = length;
+        public readonly int Length = bytes.Length;
+        public readonly uint Middle = MiddleOf(bytes);
+
+        // Shorter values share one, and are compared.
+        public static uint MiddleOf(ReadOnlySpan<byte> bytes) =>
+            bytes.Length < sizeof(uint) ? 0 : BinaryPrimitives.ReadUInt32LittleEndian(bytes[((bytes.Length / 2) - 2)..]);
     }
 }
