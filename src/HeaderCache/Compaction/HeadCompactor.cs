@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics.X86;
 using System.Text;
 using HeaderCache.Caching;
 
@@ -319,6 +320,11 @@ internal sealed class HeadCompactor : IDisposable
                 AvoidedBytes += AvoidedBy(line);
             }
 
+            if (line.Known >= 0 && !line.Created)
+            {
+                Prefetch(line.Value!);
+            }
+
             // Taken lines mostly follow one another: only the kept lines before them (Host, Connection) are copied.
             if (line.Start != unwritten)
             {
@@ -331,6 +337,18 @@ internal sealed class HeadCompactor : IDisposable
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
         _queue.Publish();
+    }
+
+    // Kestrel reads a known value's string as the request's context is created (its indexer asks the value's count).
+    // A string the cache served, or Kestrel's previous one, was made long ago, and under load it is no longer in the
+    // processor's caches: its first line is fetched now, while Kestrel parses the compacted head, rather than then. The
+    // address alone is taken: calling anything on the string would read it now, which is the wait this avoids.
+    private static unsafe void Prefetch(string value)
+    {
+        if (Sse.IsSupported)
+        {
+            Sse.Prefetch0((void*)Unsafe.As<string, nint>(ref value));
+        }
     }
 
     // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
