@@ -10,9 +10,11 @@
 # (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
 #
 # With --connections N, --pace MS and --no-spin, wrk and the servers run as compare.sh's options of those names make them.
+# With --against DIR the second mode is HeaderCache built from the checkout in DIR instead of Kestrel alone: where a
+# change moves the time, function by function.
 #
 # Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
-#                                  [--connections 4] [--pace MS] [--no-spin]
+#                                  [--connections 4] [--pace MS] [--no-spin] [--against DIR]
 # Takes about rounds x 2 x (warmup + seconds) and a few seconds of start-up (2.5 min by default). Needs perf, wrk, python3.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,7 +27,8 @@ BUILD=1
 CONNECTIONS=4
 PACE=0
 SPIN_ENV=""
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+AGAINST=""
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --profile) PROFILE="$2"; shift ;;
@@ -36,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --connections) CONNECTIONS="$2"; shift ;;
     --pace) PACE="$2"; shift ;;
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
+    --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -51,13 +55,19 @@ for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool 
 
 # shellcheck source=benchmarks/wrk/modes.sh
 source "$HERE/modes.sh"
-DLL="$(sample_dll "$REPO")"
-[[ $BUILD == 1 ]] && build_sample "$REPO"
-[[ -f "$DLL" ]] || { echo "build output $DLL missing" >&2; exit 1; }
+MODES=(headercache kestrel)
+declare -A CHECKOUT=([headercache]="$REPO" [kestrel]="$REPO")
+if [[ -n "$AGAINST" ]]; then
+  MODES=(headercache headercache-before)
+  CHECKOUT[headercache-before]="$AGAINST"
+fi
+for checkout in $(printf '%s\n' "${CHECKOUT[@]}" | sort -u); do
+  [[ $BUILD == 1 ]] && build_sample "$checkout"
+  [[ -f "$(sample_dll "$checkout")" ]] || { echo "build output $(sample_dll "$checkout") missing" >&2; exit 1; }
+done
 
 OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)-profile-$PROFILE"
 mkdir -p "$OUT"
-MODES=(headercache kestrel)
 APP_ENV="Sample__Echo=false"
 declare -A PID PORT
 cleanup() {
@@ -80,7 +90,7 @@ for round in $(seq "$ROUNDS"); do
     env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=0 \
       DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0 ASPNETCORE_ENVIRONMENT=Production \
       "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
-      dotnet "$DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
+      dotnet "$(sample_dll "${CHECKOUT[$mode]}")" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
     PID[$mode]=$!
   done
   for mode in "${MODES[@]}"; do
