@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 
-LABELS = {"headercache": "HeaderCache", "kestrel": "Kestrel alone", "headercache-before": "before"}
+LABELS = {"kestrel": "Kestrel alone", "headercache-before": "before"}
 # "  12.34%  <dso>  [.] <symbol>" (perf report --sort dso,sym; a JIT dso is "[JIT] tid N", with a space).
 ROW = re.compile(r"^\s+([\d.]+)%\s+(.*?)\s+\[([.k])\]\s+(.*?)\s*$")
 
