@@ -527,12 +527,13 @@ internal sealed class HeadCompactor : IDisposable
         // below records a line, so the reference stays in the queue's array.
         ref HeaderLine line = ref _queue.NextLine();
         ReadOnlySpan<byte> name = content[..entry.NameLength];
+        ReadOnlySpan<byte> value = content[(name.Length + 2)..];
         line = new HeaderLine(start, start + content.Length + 2, name)
         {
-            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)(content.Length - name.Length - 2),
+            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
         };
         line.Repeat = IsRepeat(line, name, section);
-        bool take = line.Repeat || !IsReusedByKestrel(line.Known, content[(name.Length + 2)..], entry.Value);
+        bool take = line.Repeat || !IsReusedByKestrel(line.Known, value, entry.Value);
         ref byte nameMisses = ref NameMisses(line);
         line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
         if (take && (nameMisses >= MissesBeforeNameBypass
@@ -540,7 +541,7 @@ internal sealed class HeadCompactor : IDisposable
         {
             // The name's values are created without a look-up now, or this one was pushed out of the cache of values
             // since (a proxy's client addresses take turns in it): the value goes the long way, the name as recalled.
-            TakeRecalledValue(ref line, name, content);
+            TakeRecalledValue(ref line, name, value, content);
         }
         else if (take)
         {
@@ -550,18 +551,18 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _queue.Record();
-        NoteKnownValue(line, content[(name.Length + 2)..]);
+        NoteKnownValue(line, value);
         LinesRecalled++;
         return true;
     }
 
     // The long way from the value on for a line found in the memo, as TakeLine goes it for a line whose name was served.
     // The value's bytes are those remembered, which were checked then.
-    private void TakeRecalledValue(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
+    private void TakeRecalledValue(ref HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, ReadOnlySpan<byte> content)
     {
         line.Shared = _sharedValues is not null && IsShareable(line.Known, name);
         _valueSlot = -1;
-        bool taken = Take(ref line, name, content[(name.Length + 2)..]);
+        bool taken = Take(ref line, name, value);
         Debug.Assert(taken, "A remembered value is valid.");
         RememberTaken(line, name, content, byName: true);
     }
