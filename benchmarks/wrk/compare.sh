@@ -26,6 +26,13 @@
 # socket path is measured in the same rounds as Kestrel alone; the RESULT lines then add before_round_median, the
 # median over rounds of this checkout's CPU per request over DIR's.
 #
+# Before its first profile, each fresh server replays every profile in --tier-up N short runs (3 by default) of 32
+# connections each, a pause between runs. The runtime compiles a method again, optimized, only after it was called 30
+# times, twice over (instrumented, then final), and the code a connection runs once (its start, its end, the first
+# heads HeaderCache reads before it leaves a connection to Kestrel) is called that often only after many connections:
+# without this, that compiling fell into the measured time, more of it in the mode with more code. The RESULT lines
+# give the JIT's time in the measured runs (jit_us_per_req), which should be about nothing.
+#
 # With --slices N the measured time of each profile is cut into N slices that the three modes take in turn
 # (A B C A B C ...), each a wrk run of duration/N seconds; a mode's round is the sum of its slices. The machine's
 # speed drifts from run to run (a shared VM), which turns into round-to-round noise when each
@@ -34,7 +41,7 @@
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
 #                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
-#                                  [--against DIR] [--pace MS]
+#                                  [--against DIR] [--pace MS] [--tier-up N]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -58,8 +65,9 @@ PIN=0
 SPIN_ENV=""
 SLICES=1
 AGAINST=""
+TIER_UP=3
 
-usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,44p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -79,6 +87,7 @@ while [[ $# -gt 0 ]]; do
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     --slices) SLICES="$2"; shift ;;
     --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
+    --tier-up) TIER_UP="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -89,6 +98,7 @@ for v in DURATION WARMUP CONNECTIONS ROUNDS PIPELINE SLICES; do
   [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
 done
 [[ "$PACE" =~ ^[0-9]+$ ]] || { echo "--pace must be a whole number of milliseconds >= 0" >&2; exit 2; }
+[[ "$TIER_UP" =~ ^[0-9]+$ ]] || { echo "--tier-up must be a whole number of runs >= 0" >&2; exit 2; }
 case "$GC" in workstation) GC_SERVER=0 ;; server) GC_SERVER=1 ;; *) echo "--gc workstation|server" >&2; exit 2 ;; esac
 for p in $PROFILES; do [[ -f "$REPO/traffic/$p.http" ]] || { echo "no profile traffic/$p.http" >&2; exit 2; }; done
 
@@ -118,7 +128,7 @@ OUT="$RESULTS_ROOT/$RUN_NAME"
 mkdir -p "$OUT/logs"
 ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
 RUNS_CSV="$OUT/runs.csv"
-echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors" > "$RUNS_CSV"
+echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us" > "$RUNS_CSV"
 
 declare -A PID PORT
 cleanup() {
@@ -157,9 +167,9 @@ wait_server() { # mode round
   stats "$mode" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
 }
 
-stats() { # mode -> "allocated requests gen0"
+stats() { # mode -> "allocated requests gen0 jit_us"
   curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats" \
-    | sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*/\1 \2 \3/p' | grep .
+    | sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*"jitMicroseconds":([0-9]+).*/\1 \2 \3 \4/p' | grep .
 }
 
 cpu_ticks() { # pid -> utime+stime in clock ticks
@@ -173,10 +183,23 @@ run_wrk() { # mode profile seconds outfile
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
 
+tier_up() { # mode round: every profile in $TIER_UP runs of a second, 32 connections each, then a pause for the JIT
+  local mode=$1 profile run log
+  for profile in $PROFILES; do
+    for run in $(seq "$TIER_UP"); do
+      log="$OUT/logs/wrk-tierup-$profile-$mode-r$2-$run.txt"
+      $WRK_CPU timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" \
+        -- "$REPO/traffic/$profile.http" "$PIPELINE" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile/$mode):" >&2; cat "$log" >&2; exit 1; }
+      sleep 0.3
+    done
+  done
+}
+
 (( DURATION % SLICES == 0 )) || { echo "--duration must be a multiple of --slices" >&2; exit 2; }
 SLICE_SECONDS=$(( DURATION / SLICES ))
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
 echo "   wrk -t$CONNECTIONS -c$CONNECTIONS (one connection per wrk thread), pipeline $PIPELINE, pace ${PACE} ms, warm-up ${WARMUP}s, measured ${DURATION}s in $SLICES slice(s) per mode"
+echo "   tier-up: every profile in $TIER_UP run(s) of 1 s with 32 connections per fresh server"
 echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
 CLK_TCK=$(getconf CLK_TCK)
 SERVER_CPU=""; WRK_CPU=""
@@ -188,32 +211,34 @@ fi
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
   for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
+  for mode in "${MODES[@]}"; do tier_up "$mode" "$round"; done
   ORDER=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   (( round % 2 == 0 )) && ORDER=("${ORDER[2]}" "${ORDER[1]}" "${ORDER[0]}")
   for profile in $PROFILES; do
-    declare -A C=() R=() A=() G=() N=() E=() P50=() P99=() RPS=() P90=() MAX=()
+    declare -A C=() R=() A=() G=() N=() E=() P50=() P99=() RPS=() P90=() MAX=() J=()
     for mode in "${ORDER[@]}"; do
       run_wrk "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt"
-      C[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0
+      C[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0; J[$mode]=0
     done
     for slice in $(seq "$SLICES"); do
       for mode in "${ORDER[@]}"; do
         s0=$(stats "$mode"); s1=$(stats "$mode")
         read -r a0 _ _ <<<"$s0"
-        read -r a1 r1 g1 <<<"$s1"
+        read -r a1 r1 g1 j1 <<<"$s1"
         stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
         c1=$(cpu_ticks "${PID[$mode]}")
         wrk_out="$OUT/logs/wrk-$profile-$mode-r$round-s$slice.txt"
         run_wrk "$mode" "$profile" "$SLICE_SECONDS" "$wrk_out"
         c2=$(cpu_ticks "${PID[$mode]}")
         s2=$(stats "$mode")
-        read -r a2 r2 g2 <<<"$s2"
+        read -r a2 r2 g2 j2 <<<"$s2"
         line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
         field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
         E[$mode]=$(( E[$mode] + $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
         R[$mode]=$(( R[$mode] + r2 - r1 - 1 ))   # the second /stats request itself is counted in r2
         A[$mode]=$(( A[$mode] + a2 - a1 - stats_cost ))
         G[$mode]=$(( G[$mode] + g2 - g1 ))
+        J[$mode]=$(( J[$mode] + j2 - j1 ))
         C[$mode]=$(( C[$mode] + c2 - c1 ))
         N[$mode]=$(( N[$mode] + $(field requests) ))
         P50[$mode]+="$(field p50_us) "; P90[$mode]+="$(field p90_us) "; P99[$mode]+="$(field p99_us) "
@@ -224,7 +249,7 @@ for round in $(seq "$ROUNDS"); do
       # Latency percentiles of a sliced round: the median of its slices' percentiles.
       med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
       rps=$(awk -v n="${N[$mode]}" -v d="$DURATION" 'BEGIN { printf "%.2f", n / d }')
-      echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]}" >> "$RUNS_CSV"
+      echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]},${J[$mode]}" >> "$RUNS_CSV"
       printf '   round %d %-11s %-18s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
         "$rps" "$(awk -v u="$(med "${P99[$mode]}")" 'BEGIN { print u / 1000 }')" \
         "$(( A[$mode] / (R[$mode] > 0 ? R[$mode] : 1) ))" "${E[$mode]}"

@@ -3,8 +3,9 @@
 
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
 then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
-cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by Kestrel default; the
-cpu_round figures divide within each round, the control is Kestrel without reuse over Kestrel default), and for a run
+jit_us_per_req=<h>/<k> cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by
+Kestrel default; jit_us_per_req is the JIT's time in the measured runs of each of the two; the cpu_round figures divide
+within each round, the control is Kestrel without reuse over Kestrel default), and for a run
 with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
 other checkout, round by round. Standard library only.
 """
@@ -24,6 +25,8 @@ FIGURES = [
     ("bytes_per_req", "B/req", "{:.0f}"),
     ("gen0_per_100k", "gen0/100k", "{:.1f}"),
     ("cpu_us_per_req", "CPU us/req", "{:.1f}"),
+    # The JIT's time in the measured runs, which compare.sh's tier-up keeps out of them (nan for runs before it).
+    ("jit_us_per_req", "JIT us/req", "{:.3f}"),
 ]
 
 
@@ -37,6 +40,7 @@ def per_run(row):
         "bytes_per_req": int(row["allocated_bytes"]) / n,
         "gen0_per_100k": int(row["gen0"]) * 100000.0 / n,
         "cpu_us_per_req": int(row["cpu_ticks"]) * 1e6 / int(row["clk_tck"]) / n,
+        "jit_us_per_req": int(row["jit_us"]) / n if row.get("jit_us") else float("nan"),
         "errors": int(row["errors"]),
         "wrk_requests": int(row["wrk_requests"]),
         "server_requests": requests,
@@ -129,6 +133,9 @@ def main():
           "|" + "|".join(["---", "---"] + ["---:"] * (len(headers) - 2)) + "|"]
     md += ["| " + " | ".join(t) + " |" for t in table]
 
+    def base_jit(p):
+        return next((x["jit_us_per_req"] for x in summary if x["profile"] == p and x["mode"] == BASELINE), float("nan"))
+
     results = []
     for p in profiles:
         r = next((x for x in summary if x["profile"] == p and x["mode"] == "headercache"), None)
@@ -139,6 +146,7 @@ def main():
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}"
+                           f" jit_us_per_req={r['jit_us_per_req']:.3f}/{base_jit(p):.3f}"
                            + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
                               if rounds else "")
                            + (f" control_round_median={statistics.median(control):.3f}" if control else "")
