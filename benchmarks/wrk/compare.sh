@@ -31,7 +31,8 @@
 # times, twice over (instrumented, then final), and the code a connection runs once (its start, its end, the first
 # heads HeaderCache reads before it leaves a connection to Kestrel) is called that often only after many connections:
 # without this, that compiling fell into the measured time, more of it in the mode with more code. The RESULT lines
-# give the JIT's time in the measured runs (jit_us_per_req), which should be about nothing.
+# give the JIT's time in the measured runs (jit_us_per_req): flat out a few tenths of a percent of a request; at a fixed
+# load more, as code run by the clock (the thread pool's hill climbing, timers) is still compiled minutes later.
 #
 # With --slices N the measured time of each profile is cut into N slices that the three modes take in turn
 # (A B C A B C ...), each a wrk run of duration/N seconds; a mode's round is the sum of its slices. The machine's
