@@ -184,18 +184,6 @@ run_wrk() { # mode profile seconds outfile
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
 
-tier_up() { # mode round: every profile in $TIER_UP runs of a second, 32 connections each, then a pause for the JIT
-  local mode=$1 profile run log
-  for profile in $PROFILES; do
-    for run in $(seq "$TIER_UP"); do
-      log="$OUT/logs/wrk-tierup-$profile-$mode-r$2-$run.txt"
-      $WRK_CPU timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" \
-        -- "$REPO/traffic/$profile.http" "$PIPELINE" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile/$mode):" >&2; cat "$log" >&2; exit 1; }
-      sleep 0.3
-    done
-  done
-}
-
 (( DURATION % SLICES == 0 )) || { echo "--duration must be a multiple of --slices" >&2; exit 2; }
 SLICE_SECONDS=$(( DURATION / SLICES ))
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
@@ -212,7 +200,10 @@ fi
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
   for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
-  for mode in "${MODES[@]}"; do tier_up "$mode" "$round"; done
+  for mode in "${MODES[@]}"; do
+    # shellcheck disable=SC2086
+    tier_up "${PORT[$mode]}" "$OUT/logs/wrk-tierup-$mode-r$round" "$TIER_UP" "$PIPELINE" $PROFILES || exit 1
+  done
   ORDER=("${MODES[@]:$(( (round - 1) % ${#MODES[@]} ))}" "${MODES[@]:0:$(( (round - 1) % ${#MODES[@]} ))}")
   (( round % 2 == 0 )) && ORDER=("${ORDER[2]}" "${ORDER[1]}" "${ORDER[0]}")
   for profile in $PROFILES; do

@@ -20,3 +20,17 @@ build_sample() { # checkout: Release, into its artifacts/wrk (isolated from othe
   dotnet build "$1/samples/HeaderCache.Sample" -c Release --artifacts-path "$1/artifacts/wrk" -nologo -v q \
     | grep -E "error|Warn|Elapsed" || true
 }
+
+tier_up() { # port logprefix runs pipeline profile...: each profile in runs one-second wrk runs of 32 connections, a
+  # pause after each, so that what a connection runs once is compiled before a measurement (compare.sh's --tier-up)
+  local port=$1 prefix=$2 runs=$3 pipeline=$4 profile run log
+  shift 4
+  for profile in "$@"; do
+    for run in $(seq "$runs"); do
+      log="$prefix-$profile-$run.txt"
+      timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:$port" \
+        -- "$REPO/traffic/$profile.http" "$pipeline" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile):" >&2; cat "$log" >&2; return 1; }
+      sleep 0.3
+    done
+  done
+}

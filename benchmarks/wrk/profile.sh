@@ -9,13 +9,14 @@
 # The JIT writes a perf map (DOTNET_PerfMapEnabled=3) and maps code as plain executable memory
 # (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
 #
-# With --connections N, --pace MS and --no-spin, wrk and the servers run as compare.sh's options of those names make them.
+# With --connections N, --pace MS, --no-spin and --tier-up N (3 by default), wrk and the servers run as compare.sh's
+# options of those names make them.
 # With --against DIR the second mode is HeaderCache built from the checkout in DIR instead of Kestrel alone: where a
 # change moves the time, function by function.
 #
 # Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
-#                                  [--connections 4] [--pace MS] [--no-spin] [--against DIR]
-# Takes about rounds x 2 x (warmup + seconds) and a few seconds of start-up (2.5 min by default). Needs perf, wrk, python3.
+#                                  [--connections 4] [--pace MS] [--no-spin] [--against DIR] [--tier-up N]
+# Takes about rounds x 2 x (warmup + seconds + 4) and a few seconds of start-up (2.7 min by default). Needs perf, wrk, python3.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$REPO/benchmarks/wrk"
@@ -28,6 +29,7 @@ CONNECTIONS=4
 PACE=0
 SPIN_ENV=""
 AGAINST=""
+TIER_UP=3
 usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -40,6 +42,7 @@ while [[ $# -gt 0 ]]; do
     --pace) PACE="$2"; shift ;;
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
+    --tier-up) TIER_UP="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -50,6 +53,7 @@ for option in seconds:"$SECONDS_MEASURED" warmup:"$WARMUP" rounds:"$ROUNDS" conn
   [[ "$value" =~ ^[0-9]+$ && "$value" -ge 1 ]] || { echo "--${option%%:*} must be a whole number >= 1" >&2; exit 2; }
 done
 [[ "$PACE" =~ ^[0-9]+$ ]] || { echo "--pace must be a whole number of milliseconds >= 0" >&2; exit 2; }
+[[ "$TIER_UP" =~ ^[0-9]+$ ]] || { echo "--tier-up must be a whole number of runs >= 0" >&2; exit 2; }
 [[ -f "$REPO/traffic/$PROFILE.http" ]] || { echo "no profile traffic/$PROFILE.http" >&2; exit 2; }
 for tool in perf wrk python3; do command -v "$tool" >/dev/null || { echo "$tool is needed" >&2; exit 1; }; done
 
@@ -104,7 +108,10 @@ for round in $(seq "$ROUNDS"); do
   done
   ORDER=("${MODES[@]}")
   (( round % 2 == 0 )) && ORDER=("${MODES[1]}" "${MODES[0]}")
-  for mode in "${ORDER[@]}"; do run_wrk "$mode" "$WARMUP" "$OUT/wrk-warmup-$mode-r$round.txt"; done
+  for mode in "${ORDER[@]}"; do
+    tier_up "${PORT[$mode]}" "$OUT/wrk-tierup-$mode-r$round" "$TIER_UP" 1 "$PROFILE" || exit 1
+    run_wrk "$mode" "$WARMUP" "$OUT/wrk-warmup-$mode-r$round.txt"
+  done
   for mode in "${ORDER[@]}"; do
     data="$OUT/$mode-r$round.perf"
     c1=$(awk '{ print $14 + $15 }' "/proc/${PID[$mode]}/stat")
