@@ -25,7 +25,7 @@ FIGURES = [
     ("bytes_per_req", "B/req", "{:.0f}"),
     ("gen0_per_100k", "gen0/100k", "{:.1f}"),
     ("cpu_us_per_req", "CPU us/req", "{:.1f}"),
-    # The JIT's time in the measured runs, which compare.sh's tier-up keeps out of them (nan for runs before it).
+    # The JIT's time in the measured runs, most of which compare.sh's tier-up keeps out (nan for runs before it).
     ("jit_us_per_req", "JIT us/req", "{:.3f}"),
 ]
 

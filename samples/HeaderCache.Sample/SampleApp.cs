@@ -65,7 +65,7 @@ public static class SampleApp
         {
             // /stats?heap=1 also collects and reports the live heap, for memory-per-connection measurements.
             long? heap = request.Query.ContainsKey("heap") ? GC.GetTotalMemory(forceFullCollection: true) : null;
-            // The JIT's time so far: a benchmark's measured window should have none of it (benchmarks/wrk/compare.sh).
+            // The JIT's time so far: benchmarks/wrk/compare.sh reports how much of it fell into its measured runs.
             long jitMicroseconds = (long)System.Runtime.JitInfo.GetCompilationTime().TotalMicroseconds;
             return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), jitMicroseconds, heap, cacheStats?.Totals));
         }
