@@ -39,10 +39,15 @@
 # speed drifts from run to run (a shared VM), which turns into round-to-round noise when each
 # mode is measured in one block; slices of a second or two put the modes under the same conditions.
 #
+# With --large-pages MB every server's GC heap lies on 2 MB pages (DOTNET_GCLargePages, with a heap of at most MB;
+# 512 leaves the collector's budgets as they are here), so that a request's reads of memory touched long ago cost
+# no walk of the page tables: the kernel must have the pages free (/proc/sys/vm/nr_hugepages; the script says how
+# many). It measures how much of a mode's cost is address translation (docs/benchmarks.md, thirty-fourth pass).
+#
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
 #                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
-#                                  [--against DIR] [--pace MS] [--tier-up N]
+#                                  [--against DIR] [--pace MS] [--tier-up N] [--large-pages MB]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -67,8 +72,9 @@ SPIN_ENV=""
 SLICES=1
 AGAINST=""
 TIER_UP=3
+LARGE_PAGES=0
 
-usage() { sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,50p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -89,6 +95,7 @@ while [[ $# -gt 0 ]]; do
     --slices) SLICES="$2"; shift ;;
     --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
     --tier-up) TIER_UP="$2"; shift ;;
+    --large-pages) LARGE_PAGES="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -115,6 +122,10 @@ MODES=(headercache kestrel kestrel-noreuse)
 if [[ -n "$AGAINST" ]]; then
   CHECKOUTS+=("$AGAINST")
   MODES=(headercache kestrel headercache-before)
+fi
+LARGE_PAGES_ENV=""
+if [[ $LARGE_PAGES != 0 ]]; then
+  LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
 fi
 for checkout in "${CHECKOUTS[@]}"; do
   if [[ $BUILD == 1 ]]; then
@@ -144,28 +155,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_server() { # mode round: launch only; wait_server finds the port
-  local mode=$1 checkout="$REPO"
-  [[ $mode == headercache-before ]] && checkout="$AGAINST"
-  # shellcheck disable=SC2046
-  $SERVER_CPU env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=$GC_SERVER ASPNETCORE_ENVIRONMENT=Production \
-    "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
-    dotnet "$(sample_dll "$checkout")" --urls "http://127.0.0.1:0" --contentRoot "$checkout/samples/HeaderCache.Sample" \
-    >"$OUT/logs/server-$mode-r$2.log" 2>&1 &
-  PID[$mode]=$!
+start_server() { # mode round
+  local checkout="$REPO"
+  [[ $1 == headercache-before ]] && checkout="$AGAINST"
+  # shellcheck disable=SC2086
+  start_sample "$checkout" "$1" "$OUT/logs/server-$1-r$2.log" $SPIN_ENV DOTNET_gcServer=$GC_SERVER
+  PID[$1]=$SAMPLE_PID
 }
 
 wait_server() { # mode round
-  local mode=$1 log="$OUT/logs/server-$1-r$2.log" port=""
-  for _ in $(seq 300); do
-    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" | head -1 | sed 's/.*://') || true
-    [[ -n "$port" ]] && break
-    kill -0 "${PID[$mode]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  [[ -n "$port" ]] || { echo "server $mode did not start; log:" >&2; cat "$log" >&2; exit 1; }
-  PORT[$mode]=$port
-  stats "$mode" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
+  PORT[$1]=$(listening_port "$OUT/logs/server-$1-r$2.log" "${PID[$1]}") || exit 1
+  stats "$1" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
 }
 
 stats() { # mode -> "allocated requests gen0 jit_us"
@@ -195,6 +195,9 @@ SERVER_CPU=""; WRK_CPU=""
 if [[ $PIN == 1 ]]; then
   SERVER_CPU="taskset -c 1"; WRK_CPU="taskset -c 0"
   echo "   pinned: servers on CPU 1, wrk on CPU 0"
+fi
+if [[ $LARGE_PAGES != 0 ]]; then
+  echo "   large pages: each server's GC heap on 2 MB pages, at most $LARGE_PAGES MB ($LARGE_PAGES_ENV)"
 fi
 
 for round in $(seq "$ROUNDS"); do

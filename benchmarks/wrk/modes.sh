@@ -21,14 +21,54 @@ build_sample() { # checkout: Release, into its artifacts/wrk (isolated from othe
     | grep -E "error|Warn|Elapsed" || true
 }
 
+start_sample() { # checkout mode log [env assignment...]: starts the sample built from checkout in mode, on a port of its
+  # choosing, in the background, with the caller's environment assignments and LARGE_PAGES_ENV; its pid in SAMPLE_PID
+  # and its port, once it listens, from listening_port. SERVER_CPU, when set, is a command to run it under (taskset).
+  local checkout=$1 mode=$2 log=$3
+  shift 3
+  # shellcheck disable=SC2046,SC2086
+  ${SERVER_CPU:-} env $(mode_env "$mode") ${LARGE_PAGES_ENV:-} "$@" ASPNETCORE_ENVIRONMENT=Production \
+    "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
+    dotnet "$(sample_dll "$checkout")" --urls "http://127.0.0.1:0" --contentRoot "$checkout/samples/HeaderCache.Sample" >"$log" 2>&1 &
+  SAMPLE_PID=$!
+}
+
+listening_port() { # log pid -> the port the server logged; fails, with the log, when it exits or takes 30 s
+  local log=$1 pid=$2 port=""
+  for _ in $(seq 300); do
+    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" | head -1 | sed 's/.*://') || true
+    [[ -n "$port" ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || { echo "server did not start; log $log:" >&2; cat "$log" >&2; return 1; }
+  echo "$port"
+}
+
+large_pages_env() { # megabytes servers -> environment assignments that put each server's GC heap on 2 MB pages, a
+  # heap of at most megabytes each (the runtime needs a limit for large pages, and takes twice that in pages at start);
+  # fails, saying how to reserve them, when the kernel has too few free
+  local mb=$1 servers=$2 free need
+  [[ "$mb" =~ ^[0-9]+$ && "$mb" -ge 64 ]] || { echo "--large-pages takes megabytes per server, 64 or more" >&2; return 1; }
+  free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+  need=$(( mb * servers ))
+  (( ${free:-0} >= need )) || {
+    echo "--large-pages $mb needs $need free 2 MB pages for $servers servers, the kernel has ${free:-0}:" >&2
+    echo "  echo $need | sudo tee /proc/sys/vm/nr_hugepages" >&2
+    return 1
+  }
+  printf 'DOTNET_GCLargePages=1 DOTNET_GCHeapHardLimit=0x%x\n' $(( mb * 1024 * 1024 ))
+}
+
 tier_up() { # port logprefix runs pipeline profile...: each profile in runs one-second wrk runs of 32 connections, a
-  # pause after each, so that what a connection runs once is compiled before a measurement (compare.sh's --tier-up)
+  # pause after each, so that what a connection runs once is compiled before a measurement (compare.sh's --tier-up);
+  # under WRK_CPU when set, as the measured runs
   local port=$1 prefix=$2 runs=$3 pipeline=$4 profile run log
   shift 4
   for profile in "$@"; do
     for run in $(seq "$runs"); do
       log="$prefix-$profile-$run.txt"
-      timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:$port" \
+      ${WRK_CPU:-} timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:$port" \
         -- "$REPO/traffic/$profile.http" "$pipeline" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile):" >&2; cat "$log" >&2; return 1; }
       sleep 0.3
     done

@@ -9,13 +9,14 @@
 # The JIT writes a perf map (DOTNET_PerfMapEnabled=3) and maps code as plain executable memory
 # (DOTNET_EnableWriteXorExecute=0), without which perf cannot name managed frames: both modes run so.
 #
-# With --connections N, --pace MS, --no-spin and --tier-up N (3 by default), wrk and the servers run as compare.sh's
-# options of those names make them.
+# With --connections N, --pace MS, --no-spin, --tier-up N (3 by default) and --large-pages MB, wrk and the servers run
+# as compare.sh's options of those names make them.
 # With --against DIR the second mode is HeaderCache built from the checkout in DIR instead of Kestrel alone: where a
 # change moves the time, function by function.
 #
 # Usage: benchmarks/wrk/profile.sh [--profile chrome] [--seconds 15] [--warmup 20] [--rounds 2] [--no-build]
 #                                  [--connections 4] [--pace MS] [--no-spin] [--against DIR] [--tier-up N]
+#                                  [--large-pages MB]
 # Takes about rounds x 2 x (warmup + seconds + 4) and a few seconds of start-up (2.7 min by default). Needs perf, wrk, python3.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -30,7 +31,8 @@ PACE=0
 SPIN_ENV=""
 AGAINST=""
 TIER_UP=3
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+LARGE_PAGES=0
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --profile) PROFILE="$2"; shift ;;
@@ -43,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --no-spin) SPIN_ENV="DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0" ;;
     --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
     --tier-up) TIER_UP="$2"; shift ;;
+    --large-pages) LARGE_PAGES="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -64,6 +67,10 @@ declare -A CHECKOUT=([headercache]="$REPO" [kestrel]="$REPO")
 if [[ -n "$AGAINST" ]]; then
   MODES=(headercache headercache-before)
   CHECKOUT[headercache-before]="$AGAINST"
+fi
+LARGE_PAGES_ENV=""
+if [[ $LARGE_PAGES != 0 ]]; then
+  LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
 fi
 for checkout in $(printf '%s\n' "${CHECKOUT[@]}" | sort -u); do
   [[ $BUILD == 1 ]] && build_sample "$checkout"
@@ -90,21 +97,13 @@ run_wrk() { # mode seconds outfile
 echo "mode,round,cpu_ticks,clk_tck,requests,perf_data" > "$OUT/runs.csv"
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do
-    # shellcheck disable=SC2046
-    env $(mode_env "$mode") $SPIN_ENV DOTNET_gcServer=0 \
-      DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0 ASPNETCORE_ENVIRONMENT=Production \
-      "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
-      dotnet "$(sample_dll "${CHECKOUT[$mode]}")" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Sample" >"$OUT/server-$mode-r$round.log" 2>&1 &
-    PID[$mode]=$!
+    # shellcheck disable=SC2086
+    start_sample "${CHECKOUT[$mode]}" "$mode" "$OUT/server-$mode-r$round.log" $SPIN_ENV DOTNET_gcServer=0 \
+      DOTNET_PerfMapEnabled=3 DOTNET_EnableWriteXorExecute=0
+    PID[$mode]=$SAMPLE_PID
   done
   for mode in "${MODES[@]}"; do
-    port=""
-    for _ in $(seq 300); do
-      port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$OUT/server-$mode-r$round.log" | sed 's/.*://') && break
-      sleep 0.1
-    done
-    [[ -n "$port" ]] || { echo "server $mode did not start" >&2; cat "$OUT/server-$mode-r$round.log" >&2; exit 1; }
-    PORT[$mode]=$port
+    PORT[$mode]=$(listening_port "$OUT/server-$mode-r$round.log" "${PID[$mode]}") || exit 1
   done
   ORDER=("${MODES[@]}")
   (( round % 2 == 0 )) && ORDER=("${MODES[1]}" "${MODES[0]}")
