@@ -40,8 +40,8 @@
 # mode is measured in one block; slices of a second or two put the modes under the same conditions.
 #
 # With --large-pages MB every server's GC heap lies on 2 MB pages (DOTNET_GCLargePages, with a heap of at most MB;
-# 512 leaves the collector's budgets as they are here), so that a request's reads of memory touched long ago cost
-# no walk of the page tables: the kernel must have the pages free (/proc/sys/vm/nr_hugepages; the script says how
+# 512 leaves the collector's budgets as they are here), so that a request's reads of memory touched long ago seldom
+# need a walk of the page tables: the kernel must have the pages free (/proc/sys/vm/nr_hugepages; the script says how
 # many). It measures how much of a mode's cost is address translation (docs/benchmarks.md, thirty-fourth pass).
 #
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
