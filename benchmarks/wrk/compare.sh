@@ -123,10 +123,7 @@ if [[ -n "$AGAINST" ]]; then
   CHECKOUTS+=("$AGAINST")
   MODES=(headercache kestrel headercache-before)
 fi
-LARGE_PAGES_ENV=""
-if [[ $LARGE_PAGES != 0 ]]; then
-  LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
-fi
+LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
 for checkout in "${CHECKOUTS[@]}"; do
   if [[ $BUILD == 1 ]]; then
     echo "== build (Release, $checkout/artifacts/wrk)"
@@ -196,7 +193,7 @@ if [[ $PIN == 1 ]]; then
   SERVER_CPU="taskset -c 1"; WRK_CPU="taskset -c 0"
   echo "   pinned: servers on CPU 1, wrk on CPU 0"
 fi
-if [[ $LARGE_PAGES != 0 ]]; then
+if [[ -n "$LARGE_PAGES_ENV" ]]; then
   echo "   large pages: each server's GC heap on 2 MB pages, at most $LARGE_PAGES MB ($LARGE_PAGES_ENV)"
 fi
 

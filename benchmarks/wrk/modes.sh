@@ -47,8 +47,9 @@ listening_port() { # log pid -> the port the server logged; fails, with the log,
 
 large_pages_env() { # megabytes servers -> environment assignments that put each server's GC heap on 2 MB pages, a
   # heap of at most megabytes each (the runtime needs a limit for large pages, and takes twice that in pages at start);
-  # fails, saying how to reserve them, when the kernel has too few free
+  # nothing for 0 megabytes (--large-pages not given); fails, saying how to reserve them, when the kernel has too few free
   local mb=$1 servers=$2 free need
+  [[ "$mb" == 0 ]] && return 0
   [[ "$mb" =~ ^[0-9]+$ && "$mb" -ge 64 ]] || { echo "--large-pages takes megabytes per server, 64 or more" >&2; return 1; }
   free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
   need=$(( mb * servers ))

@@ -68,10 +68,7 @@ if [[ -n "$AGAINST" ]]; then
   MODES=(headercache headercache-before)
   CHECKOUT[headercache-before]="$AGAINST"
 fi
-LARGE_PAGES_ENV=""
-if [[ $LARGE_PAGES != 0 ]]; then
-  LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
-fi
+LARGE_PAGES_ENV=$(large_pages_env "$LARGE_PAGES" "${#MODES[@]}") || exit 2
 for checkout in $(printf '%s\n' "${CHECKOUT[@]}" | sort -u); do
   [[ $BUILD == 1 ]] && build_sample "$checkout"
   [[ -f "$(sample_dll "$checkout")" ]] || { echo "build output $(sample_dll "$checkout") missing" >&2; exit 1; }
