@@ -165,9 +165,11 @@ wait_server() { # mode round
   stats "$1" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
 }
 
-stats() { # mode -> "allocated requests gen0 jit_us"
-  curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats" \
-    | sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*"jitMicroseconds":([0-9]+).*/\1 \2 \3 \4/p' | grep .
+stats() { # mode -> "allocated requests gen0 jit_us"; jit_us is 0 from a sample older than jitMicroseconds (--against)
+  local json jit
+  json=$(curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats") || return 1
+  jit=$(sed -nE 's/.*"jitMicroseconds":([0-9]+).*/\1/p' <<<"$json")
+  sed -nE "s/.*\"allocatedBytes\":([0-9]+).*\"requests\":([0-9]+).*\"gen0\":([0-9]+).*/\\1 \\2 \\3 ${jit:-0}/p" <<<"$json" | grep .
 }
 
 cpu_ticks() { # pid -> utime+stime in clock ticks
