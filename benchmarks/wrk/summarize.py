@@ -7,10 +7,12 @@ jit_us_per_req=<h>/<k> cpu_rounds=<min>-<max> cpu_round_median=<m> control_round
 Kestrel default; jit_us_per_req is the JIT's time in the measured runs of each of the two; the cpu_round figures divide
 within each round, the control is Kestrel without reuse over Kestrel default), and for a run
 with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
-other checkout, round by round. Standard library only.
+other checkout, round by round. Runs that recorded user-mode time add user_ratio=<u> user_round_median=<v>: the same
+for the user-mode part alone. Standard library only.
 """
 import argparse
 import csv
+import math
 import os
 import statistics
 import sys
@@ -25,6 +27,8 @@ FIGURES = [
     ("bytes_per_req", "B/req", "{:.0f}"),
     ("gen0_per_100k", "gen0/100k", "{:.1f}"),
     ("cpu_us_per_req", "CPU us/req", "{:.1f}"),
+    # The user-mode part of it (nan for runs before compare.sh recorded it).
+    ("user_us_per_req", "user us/req", "{:.1f}"),
     # The JIT's time in the measured runs, most of which compare.sh's tier-up keeps out (nan for runs before it).
     ("jit_us_per_req", "JIT us/req", "{:.3f}"),
 ]
@@ -41,6 +45,7 @@ def per_run(row):
         "gen0_per_100k": int(row["gen0"]) * 100000.0 / n,
         "cpu_us_per_req": int(row["cpu_ticks"]) * 1e6 / int(row["clk_tck"]) / n,
         "jit_us_per_req": int(row["jit_us"]) / n if row.get("jit_us") else float("nan"),
+        "user_us_per_req": int(row["user_ticks"]) * 1e6 / int(row["clk_tck"]) / n if row.get("user_ticks") else float("nan"),
         "errors": int(row["errors"]),
         "wrk_requests": int(row["wrk_requests"]),
         "server_requests": requests,
@@ -51,10 +56,10 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def round_ratios(rows, profile, mode, baseline=BASELINE):
+def round_ratios(rows, profile, mode, baseline=BASELINE, figure="cpu_us_per_req"):
     """CPU per request of mode over baseline's (Kestrel default's), round by round: the three modes of a round are
     measured in the same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
-    cpu = {(r["mode"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["profile"] == profile}
+    cpu = {(r["mode"], r["round"]): per_run(r)[figure] for r in rows if r["profile"] == profile}
     rounds = sorted({rd for m, rd in cpu if m == mode and (baseline, rd) in cpu}, key=int)
     return [ratio(cpu[(mode, rd)], cpu[(baseline, rd)]) for rd in rounds]
 
@@ -143,6 +148,7 @@ def main():
             rounds = round_ratios(rows, p, "headercache")
             control = round_ratios(rows, p, "kestrel-noreuse")
             before = round_ratios(rows, p, "headercache", "headercache-before")
+            user = round_ratios(rows, p, "headercache", figure="user_us_per_req")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}"
@@ -150,6 +156,8 @@ def main():
                            + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
                               if rounds else "")
                            + (f" control_round_median={statistics.median(control):.3f}" if control else "")
+                           + (f" user_ratio={r['user_us_per_req_ratio']:.3f} user_round_median={statistics.median(user):.3f}"
+                              if user and not math.isnan(r["user_us_per_req"]) else "")
                            + (f" before_rounds={min(before):.2f}-{max(before):.2f} before_round_median={statistics.median(before):.3f}"
                               if before else ""))
 
