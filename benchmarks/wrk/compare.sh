@@ -44,10 +44,15 @@
 # need a walk of the page tables: the kernel must have the pages free (/proc/sys/vm/nr_hugepages; the script says how
 # many). It measures how much of a mode's cost is address translation (docs/benchmarks.md, thirty-fourth pass).
 #
+# With --bare every profile P is followed by P-bare: P's heads with only the request line and the lines Kestrel acts on
+# itself (Host, Connection, framing), written into the run's folder. Kestrel alone on P-bare against P is what the lines
+# HeaderCache may take cost Kestrel, the most HeaderCache could save: a CEILING line per profile gives that ratio, and
+# how much of that cost HeaderCache saved. Part of it is the kernel's, receiving more bytes, which no reader can save.
+#
 # Usage: benchmarks/wrk/compare.sh [--quick] [--duration S] [--warmup S] [--connections N] [--rounds N]
 #                                  [--profiles "chrome proxy-pool ..."] [--pipeline N] [--gc workstation|server]
 #                                  [--no-build] [--results DIR] [--echo] [--pin] [--no-spin] [--slices N]
-#                                  [--against DIR] [--pace MS] [--tier-up N] [--large-pages MB]
+#                                  [--against DIR] [--pace MS] [--tier-up N] [--large-pages MB] [--bare]
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -73,8 +78,9 @@ SLICES=1
 AGAINST=""
 TIER_UP=3
 LARGE_PAGES=0
+BARE=0
 
-usage() { sed -n '2,50p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,55p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -96,6 +102,7 @@ while [[ $# -gt 0 ]]; do
     --against) AGAINST="$(cd "$2" && pwd)"; shift ;;
     --tier-up) TIER_UP="$2"; shift ;;
     --large-pages) LARGE_PAGES="$2"; shift ;;
+    --bare) BARE=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -136,6 +143,13 @@ RUN_NAME="$(date +%Y%m%d-%H%M%S)-$([[ $QUICK == 1 ]] && echo quick || echo full)
 OUT="$RESULTS_ROOT/$RUN_NAME"
 mkdir -p "$OUT/logs"
 ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
+if [[ $BARE == 1 ]]; then
+  BARE_DIR="$OUT/traffic"
+  # shellcheck disable=SC2086
+  bare_profiles "$BARE_DIR" $PROFILES
+  PROFILES=$(for p in $PROFILES; do printf '%s %s-bare ' "$p" "$p"; done)
+  PROFILES=${PROFILES% }
+fi
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks" > "$RUNS_CSV"
 
@@ -180,7 +194,7 @@ cpu_ticks() { # pid -> "utime+stime utime" in clock ticks: the modes make the sa
 run_wrk() { # mode profile seconds outfile
   local mode=$1 profile=$2 secs=$3
   $WRK_CPU timeout $((secs + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${secs}s" --timeout 10s --latency \
-    -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$REPO/traffic/$profile.http" "$PIPELINE" "$PACE" >"$4" 2>&1 \
+    -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$mode]}" -- "$(profile_file "$profile")" "$PIPELINE" "$PACE" >"$4" 2>&1 \
     || { echo "wrk failed ($profile/$mode):" >&2; cat "$4" >&2; exit 1; }
 }
 

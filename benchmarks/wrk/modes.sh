@@ -61,6 +61,27 @@ large_pages_env() { # megabytes servers -> environment assignments that put each
   printf 'DOTNET_GCLargePages=1 DOTNET_GCHeapHardLimit=0x%x\n' $(( mb * 1024 * 1024 ))
 }
 
+profile_file() { # profile -> its traffic file: traffic/<profile>.http, or for <profile>-bare the file bare_profiles wrote
+  if [[ "$1" == *-bare && -n "${BARE_DIR:-}" ]]; then echo "$BARE_DIR/$1.http"; else echo "$REPO/traffic/$1.http"; fi
+}
+
+bare_profiles() { # dir profile...: writes dir/<profile>-bare.http for each profile, its heads with only the request line
+  # and the lines Kestrel acts on itself, which HeaderCache never takes (HeaderNameTable's KeptForKestrel; the two lists
+  # must agree). Kestrel alone on the bare heads, against the whole ones, is what the other lines cost it: the most that
+  # HeaderCache could save, were its own work free (compare.sh --bare).
+  local dir=$1 profile
+  shift
+  mkdir -p "$dir"
+  for profile in "$@"; do
+    awk 'BEGIN { first = 1 }
+      /^$/ { print; first = 1; next }
+      first { print; first = 0; next }
+      { name = tolower($0); sub(/:.*/, "", name) }
+      name ~ /^(host|content-length|transfer-encoding|connection|keep-alive|expect|upgrade|te)$/ { print }' \
+      "$REPO/traffic/$profile.http" >"$dir/$profile-bare.http"
+  done
+}
+
 tier_up() { # port logprefix runs pipeline profile...: each profile in runs one-second wrk runs of 32 connections, a
   # pause after each, so that what a connection runs once is compiled before a measurement (compare.sh's --tier-up);
   # under WRK_CPU when set, as the measured runs
@@ -70,7 +91,7 @@ tier_up() { # port logprefix runs pipeline profile...: each profile in runs one-
     for run in $(seq "$runs"); do
       log="$prefix-$profile-$run.txt"
       ${WRK_CPU:-} timeout 30 wrk -t2 -c32 -d1s --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:$port" \
-        -- "$REPO/traffic/$profile.http" "$pipeline" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile):" >&2; cat "$log" >&2; return 1; }
+        -- "$(profile_file "$profile")" "$pipeline" 0 >"$log" 2>&1 || { echo "wrk failed (tier-up $profile):" >&2; cat "$log" >&2; return 1; }
       sleep 0.3
     done
   done

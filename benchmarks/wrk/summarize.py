@@ -8,7 +8,11 @@ Kestrel default; jit_us_per_req is the JIT's time in the measured runs of each o
 within each round, the control is Kestrel without reuse over Kestrel default), and for a run
 with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
 other checkout, round by round. Runs that recorded user-mode time add user_ratio=<u> user_round_median=<v>: the same
-for the user-mode part alone. Standard library only.
+for the user-mode part alone. For a run with compare.sh --bare, one line per profile P measured with P-bare:
+CEILING <P> bare_cpu_ratio=<r> bare_rounds=<min>-<max> bare_round_median=<m> saved_of_ceiling=<s>: Kestrel default's
+CPU per request on P-bare over P (the most HeaderCache could save, were its own work free), and the part of that
+difference HeaderCache saved on P, (kestrel - headercache) / (kestrel - kestrel on P-bare), by medians over rounds;
+then bare_user_ratio=<a> user_saved_of_ceiling=<b>, the same for user mode. Standard library only.
 """
 import argparse
 import csv
@@ -62,6 +66,28 @@ def round_ratios(rows, profile, mode, baseline=BASELINE, figure="cpu_us_per_req"
     cpu = {(r["mode"], r["round"]): per_run(r)[figure] for r in rows if r["profile"] == profile}
     rounds = sorted({rd for m, rd in cpu if m == mode and (baseline, rd) in cpu}, key=int)
     return [ratio(cpu[(mode, rd)], cpu[(baseline, rd)]) for rd in rounds]
+
+
+def cpu_median(summary, profile, mode, figure="cpu_us_per_req"):
+    """The median CPU per request of mode on profile, or None when it was not measured."""
+    return next((x[figure] for x in summary if x["profile"] == profile and x["mode"] == mode), None)
+
+
+def user_ceiling(summary, profile):
+    """The CEILING line's user-mode figures, or nothing for runs that did not record user-mode time."""
+    full, bare = cpu_median(summary, profile, BASELINE, "user_us_per_req"), cpu_median(summary, profile + "-bare", BASELINE, "user_us_per_req")
+    saved = cpu_median(summary, profile, "headercache", "user_us_per_req")
+    if full is None or bare is None or math.isnan(full) or math.isnan(bare):
+        return ""
+    return f" bare_user_ratio={ratio(bare, full):.3f}" + (f" user_saved_of_ceiling={ratio(full - saved, full - bare):.2f}" if saved is not None else "")
+
+
+def bare_round_ratios(rows, profile, figure="cpu_us_per_req"):
+    """Kestrel default's CPU per request on profile-bare over profile, round by round (compare.sh --bare): the two are
+    measured in the same round, one after the other."""
+    cpu = {(r["profile"], r["round"]): per_run(r)[figure] for r in rows if r["mode"] == BASELINE}
+    rounds = sorted({rd for p, rd in cpu if p == profile and (profile + "-bare", rd) in cpu}, key=int)
+    return [ratio(cpu[(profile + "-bare", rd)], cpu[(profile, rd)]) for rd in rounds]
 
 
 def main():
@@ -160,6 +186,18 @@ def main():
                               if user and not math.isnan(r["user_us_per_req"]) else "")
                            + (f" before_rounds={min(before):.2f}-{max(before):.2f} before_round_median={statistics.median(before):.3f}"
                               if before else ""))
+
+    for p in profiles:
+        full, bare = cpu_median(summary, p, BASELINE), cpu_median(summary, p + "-bare", BASELINE)
+        if full is None or bare is None:
+            continue
+        rounds = bare_round_ratios(rows, p)
+        saved = cpu_median(summary, p, "headercache")
+        results.append(f"CEILING {p} bare_cpu_ratio={ratio(bare, full):.3f}"
+                       + (f" bare_rounds={min(rounds):.2f}-{max(rounds):.2f} bare_round_median={statistics.median(rounds):.3f}"
+                          if rounds else "")
+                       + (f" saved_of_ceiling={ratio(full - saved, full - bare):.2f}" if saved is not None else "")
+                       + user_ceiling(summary, p))
 
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md + [""] + ["    " + x for x in results]) + "\n")
