@@ -66,9 +66,9 @@ profile_file() { # profile -> its traffic file: traffic/<profile>.http, or for <
 }
 
 bare_profiles() { # dir profile...: writes dir/<profile>-bare.http for each profile, its heads with only the request line
-  # and the lines Kestrel acts on itself, which HeaderCache never takes (HeaderNameTable's KeptForKestrel; the two lists
-  # must agree). Kestrel alone on the bare heads, against the whole ones, is what the other lines cost it: the most that
-  # HeaderCache could save, were its own work free (compare.sh --bare).
+  # and the lines Kestrel acts on itself, which HeaderCache never takes (HeaderNameTable's KeptForKestrel; a test checks
+  # that the two lists agree). Kestrel alone on the bare heads, against the whole ones, is what the other lines cost
+  # it: the most that HeaderCache could save, were its own work free (compare.sh --bare).
   local dir=$1 profile
   shift
   mkdir -p "$dir"

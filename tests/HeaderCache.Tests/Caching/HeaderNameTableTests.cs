@@ -1,4 +1,5 @@
 using System.Reflection;
+using System.Text.RegularExpressions;
 using HeaderCache.Compaction;
 using Microsoft.AspNetCore.Http;
 
@@ -178,6 +179,33 @@ public class HeaderNameTableTests
 
         appendHeader(TestBytes.Bytes(sentName), "1"u8, checkForNewlineChars: false);
         return Assert.Single(((IHeaderDictionary)headers).Keys);
+    }
+
+    [Fact]
+    public void The_wrk_bare_profiles_keep_exactly_the_kept_names()
+    {
+        // compare.sh --bare measures what the lines HeaderCache may take cost Kestrel alone: its heads keep the names
+        // this table keeps, listed again in modes.sh's awk, which cannot read the table.
+        string script = File.ReadAllText(FindUpward(Path.Combine("benchmarks", "wrk", "modes.sh")));
+        Match names = Regex.Match(script, @"name ~ /\^\(([a-z|-]+)\)\$/");
+        Assert.True(names.Success, "modes.sh's bare_profiles has no list of kept names");
+        Assert.Equal(
+            HeaderNameTable.KeptNames.Select(n => n.ToLowerInvariant()).Order(StringComparer.Ordinal),
+            names.Groups[1].Value.Split('|').Order(StringComparer.Ordinal));
+    }
+
+    private static string FindUpward(string relativePath)
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            string candidate = Path.Combine(dir.FullName, relativePath);
+            if (File.Exists(candidate))
+            {
+                return candidate;
+            }
+        }
+
+        throw new FileNotFoundException($"No '{relativePath}' above '{AppContext.BaseDirectory}'.");
     }
 
     /// <summary>
