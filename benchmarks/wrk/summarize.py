@@ -82,10 +82,10 @@ def user_ceiling(summary, profile):
     return f" bare_user_ratio={ratio(bare, full):.3f}" + (f" user_saved_of_ceiling={ratio(full - saved, full - bare):.2f}" if saved is not None else "")
 
 
-def bare_round_ratios(rows, profile, figure="cpu_us_per_req"):
+def bare_round_ratios(rows, profile):
     """Kestrel default's CPU per request on profile-bare over profile, round by round (compare.sh --bare): the two are
     measured in the same round, one after the other."""
-    cpu = {(r["profile"], r["round"]): per_run(r)[figure] for r in rows if r["mode"] == BASELINE}
+    cpu = {(r["profile"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["mode"] == BASELINE}
     rounds = sorted({rd for p, rd in cpu if p == profile and (profile + "-bare", rd) in cpu}, key=int)
     return [ratio(cpu[(profile + "-bare", rd)], cpu[(profile, rd)]) for rd in rounds]
 
