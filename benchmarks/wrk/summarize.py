@@ -60,34 +60,28 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def round_ratios(rows, profile, mode, baseline=BASELINE, figure="cpu_us_per_req"):
-    """CPU per request of mode over baseline's (Kestrel default's), round by round: the three modes of a round are
-    measured in the same minutes (in turns with --slices), so these show how far one round's ratio is from another's."""
-    cpu = {(r["mode"], r["round"]): per_run(r)[figure] for r in rows if r["profile"] == profile}
-    rounds = sorted({rd for m, rd in cpu if m == mode and (baseline, rd) in cpu}, key=int)
-    return [ratio(cpu[(mode, rd)], cpu[(baseline, rd)]) for rd in rounds]
+def ratios_by_round(rows, top, bottom, figure="cpu_us_per_req"):
+    """figure of top over bottom's, each a (profile, mode), round by round: what a round measures is measured in the same
+    minutes (the modes in turns with --slices, the profiles one after the other), so these show how far one round's
+    ratio is from another's."""
+    value = {(r["profile"], r["mode"], r["round"]): per_run(r)[figure] for r in rows}
+    rounds = sorted({rd for p, m, rd in value if (p, m) == top and (*bottom, rd) in value}, key=int)
+    return [ratio(value[(*top, rd)], value[(*bottom, rd)]) for rd in rounds]
 
 
-def cpu_median(summary, profile, mode, figure="cpu_us_per_req"):
-    """The median CPU per request of mode on profile, or None when it was not measured."""
-    return next((x[figure] for x in summary if x["profile"] == profile and x["mode"] == mode), None)
+def median_of(summary, profile, mode, figure):
+    """The median over rounds of figure for mode on profile, nan when it was not measured."""
+    return next((x[figure] for x in summary if x["profile"] == profile and x["mode"] == mode), float("nan"))
 
 
-def user_ceiling(summary, profile):
-    """The CEILING line's user-mode figures, or nothing for runs that did not record user-mode time."""
-    full, bare = cpu_median(summary, profile, BASELINE, "user_us_per_req"), cpu_median(summary, profile + "-bare", BASELINE, "user_us_per_req")
-    saved = cpu_median(summary, profile, "headercache", "user_us_per_req")
-    if full is None or bare is None or math.isnan(full) or math.isnan(bare):
-        return ""
-    return f" bare_user_ratio={ratio(bare, full):.3f}" + (f" user_saved_of_ceiling={ratio(full - saved, full - bare):.2f}" if saved is not None else "")
-
-
-def bare_round_ratios(rows, profile):
-    """Kestrel default's CPU per request on profile-bare over profile, round by round (compare.sh --bare): the two are
-    measured in the same round, one after the other."""
-    cpu = {(r["profile"], r["round"]): per_run(r)["cpu_us_per_req"] for r in rows if r["mode"] == BASELINE}
-    rounds = sorted({rd for p, rd in cpu if p == profile and (profile + "-bare", rd) in cpu}, key=int)
-    return [ratio(cpu[(profile + "-bare", rd)], cpu[(profile, rd)]) for rd in rounds]
+def ceiling(summary, profile, figure):
+    """Kestrel default's figure on profile-bare over profile's, and the share of that difference HeaderCache saved on
+    profile (nan when HeaderCache was not measured); None when a Kestrel default median is missing."""
+    full, bare = median_of(summary, profile, BASELINE, figure), median_of(summary, profile + "-bare", BASELINE, figure)
+    if math.isnan(full) or math.isnan(bare):
+        return None
+    saved = median_of(summary, profile, "headercache", figure)
+    return ratio(bare, full), ratio(full - saved, full - bare)
 
 
 def main():
@@ -164,21 +158,18 @@ def main():
           "|" + "|".join(["---", "---"] + ["---:"] * (len(headers) - 2)) + "|"]
     md += ["| " + " | ".join(t) + " |" for t in table]
 
-    def base_jit(p):
-        return next((x["jit_us_per_req"] for x in summary if x["profile"] == p and x["mode"] == BASELINE), float("nan"))
-
     results = []
     for p in profiles:
         r = next((x for x in summary if x["profile"] == p and x["mode"] == "headercache"), None)
         if r is not None:
-            rounds = round_ratios(rows, p, "headercache")
-            control = round_ratios(rows, p, "kestrel-noreuse")
-            before = round_ratios(rows, p, "headercache", "headercache-before")
-            user = round_ratios(rows, p, "headercache", figure="user_us_per_req")
+            rounds = ratios_by_round(rows, (p, "headercache"), (p, BASELINE))
+            control = ratios_by_round(rows, (p, "kestrel-noreuse"), (p, BASELINE))
+            before = ratios_by_round(rows, (p, "headercache"), (p, "headercache-before"))
+            user = ratios_by_round(rows, (p, "headercache"), (p, BASELINE), "user_us_per_req")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
                            f"p99_ratio={r['p99_ms_ratio']:.3f}"
-                           f" jit_us_per_req={r['jit_us_per_req']:.3f}/{base_jit(p):.3f}"
+                           f" jit_us_per_req={r['jit_us_per_req']:.3f}/{median_of(summary, p, BASELINE, 'jit_us_per_req'):.3f}"
                            + (f" cpu_rounds={min(rounds):.2f}-{max(rounds):.2f} cpu_round_median={statistics.median(rounds):.3f}"
                               if rounds else "")
                            + (f" control_round_median={statistics.median(control):.3f}" if control else "")
@@ -188,16 +179,17 @@ def main():
                               if before else ""))
 
     for p in profiles:
-        full, bare = cpu_median(summary, p, BASELINE), cpu_median(summary, p + "-bare", BASELINE)
-        if full is None or bare is None:
+        cpu = ceiling(summary, p, "cpu_us_per_req")
+        if cpu is None:
             continue
-        rounds = bare_round_ratios(rows, p)
-        saved = cpu_median(summary, p, "headercache")
-        results.append(f"CEILING {p} bare_cpu_ratio={ratio(bare, full):.3f}"
+        rounds = ratios_by_round(rows, (p + "-bare", BASELINE), (p, BASELINE))
+        user = ceiling(summary, p, "user_us_per_req")
+        results.append(f"CEILING {p} bare_cpu_ratio={cpu[0]:.3f}"
                        + (f" bare_rounds={min(rounds):.2f}-{max(rounds):.2f} bare_round_median={statistics.median(rounds):.3f}"
                           if rounds else "")
-                       + (f" saved_of_ceiling={ratio(full - saved, full - bare):.2f}" if saved is not None else "")
-                       + user_ceiling(summary, p))
+                       + (f" saved_of_ceiling={cpu[1]:.2f}" if not math.isnan(cpu[1]) else "")
+                       + (f" bare_user_ratio={user[0]:.3f}" if user else "")
+                       + (f" user_saved_of_ceiling={user[1]:.2f}" if user and not math.isnan(user[1]) else ""))
 
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md + [""] + ["    " + x for x in results]) + "\n")
