@@ -36,7 +36,8 @@ start_sample() { # checkout mode log [env assignment...]: starts the sample buil
 listening_port() { # log pid -> the port the server logged; fails, with the log, when it exits or takes 30 s
   local log=$1 pid=$2 port=""
   for _ in $(seq 300); do
-    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" | head -1 | sed 's/.*://') || true
+    # The log may not exist yet: the shell that starts the server creates it.
+    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" 2>/dev/null | head -1 | sed 's/.*://') || true
     [[ -n "$port" ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
