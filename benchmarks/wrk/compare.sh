@@ -24,7 +24,8 @@
 # With --against DIR the third mode is headercache-before instead of kestrel-noreuse: HeaderCache on, in the sample
 # built from the checkout in DIR (another worktree, at the commit before a change), so that a change's effect on the
 # socket path is measured in the same rounds as Kestrel alone; the RESULT lines then add before_round_median, the
-# median over rounds of this checkout's CPU per request over DIR's.
+# median over rounds of this checkout's CPU per request over DIR's, and before_cpu_round_median, DIR's over Kestrel
+# alone's.
 #
 # Before its first profile, each fresh server replays every profile in --tier-up N short runs (3 by default) of 32
 # connections each, a pause between runs. The runtime compiles a method again, optimized, only after it was called 30

@@ -7,7 +7,8 @@ jit_us_per_req=<h>/<k> cpu_rounds=<min>-<max> cpu_round_median=<m> control_round
 Kestrel default; jit_us_per_req is the JIT's time in the measured runs of each of the two; the cpu_round figures divide
 within each round, the control is Kestrel without reuse over Kestrel default), and for a run
 with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
-other checkout, round by round. Runs that recorded user-mode time add user_ratio=<u> user_round_median=<v>: the same
+other checkout, round by round, and before_cpu_round_median=<c>: the other checkout over Kestrel default, round by round
+(its cpu_ratio is in the table), so that such a run measures both checkouts against Kestrel alone. Runs that recorded user-mode time add user_ratio=<u> user_round_median=<v>: the same
 for the user-mode part alone. For a run with compare.sh --bare, one line per profile P measured with P-bare:
 CEILING <P> bare_cpu_ratio=<r> bare_rounds=<min>-<max> bare_round_median=<m> saved_of_ceiling=<s>: Kestrel default's
 CPU per request on P-bare over P (the most HeaderCache could save, were its own work free), and the part of that
@@ -165,6 +166,7 @@ def main():
             rounds = ratios_by_round(rows, (p, "headercache"), (p, BASELINE))
             control = ratios_by_round(rows, (p, "kestrel-noreuse"), (p, BASELINE))
             before = ratios_by_round(rows, (p, "headercache"), (p, "headercache-before"))
+            before_kestrel = ratios_by_round(rows, (p, "headercache-before"), (p, BASELINE))
             user = ratios_by_round(rows, (p, "headercache"), (p, BASELINE), "user_us_per_req")
             results.append(f"RESULT {p} cpu_ratio={r['cpu_us_per_req_ratio']:.3f} rps_ratio={r['rps_ratio']:.3f} "
                            f"alloc_ratio={r['bytes_per_req_ratio']:.3f} "
@@ -176,6 +178,7 @@ def main():
                            + (f" user_ratio={r['user_us_per_req_ratio']:.3f} user_round_median={statistics.median(user):.3f}"
                               if user and not math.isnan(r["user_us_per_req"]) else "")
                            + (f" before_rounds={min(before):.2f}-{max(before):.2f} before_round_median={statistics.median(before):.3f}"
+                              f" before_cpu_round_median={statistics.median(before_kestrel):.3f}"
                               if before else ""))
 
     for p in profiles:
