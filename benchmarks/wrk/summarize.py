@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Summarizes compare.sh's runs.csv: medians over rounds per profile and mode, ratios to stock Kestrel.
 
-Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table,
-then one line per profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z>
-jit_us_per_req=<h>/<k> cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by
-Kestrel default; jit_us_per_req is the JIT's time in the measured runs of each of the two; the cpu_round figures divide
-within each round, the control is Kestrel without reuse over Kestrel default), and for a run
-with compare.sh --against, before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the
-other checkout, round by round, and before_cpu_round_median=<c>: the other checkout over Kestrel default, round by round
-(its cpu_ratio is in the table), so that such a run measures both checkouts against Kestrel alone. Runs that recorded user-mode time add user_ratio=<u> user_round_median=<v>: the same
-for the user-mode part alone. For a run with compare.sh --bare, one line per profile P measured with P-bare:
-CEILING <P> bare_cpu_ratio=<r> bare_rounds=<min>-<max> bare_round_median=<m> saved_of_ceiling=<s>: Kestrel default's
-CPU per request on P-bare over P (the most HeaderCache could save, were its own work free), and the part of that
-difference HeaderCache saved on P, (kestrel - headercache) / (kestrel - kestrel on P-bare), by medians over rounds;
-then bare_user_ratio=<a> user_saved_of_ceiling=<b>, the same for user mode. Standard library only.
+Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table, then one line per
+profile: RESULT <profile> cpu_ratio=<w> rps_ratio=<x> alloc_ratio=<y> p99_ratio=<z> jit_us_per_req=<h>/<k>
+cpu_rounds=<min>-<max> cpu_round_median=<m> control_round_median=<c> (HeaderCache on divided by Kestrel default;
+jit_us_per_req is the JIT's time in the measured runs of each of the two; the cpu_round figures divide within each
+round, the control is Kestrel without reuse over Kestrel default), and for a run with compare.sh --against,
+before_rounds=<min>-<max> before_round_median=<b>: HeaderCache on over HeaderCache on in the other checkout, round by
+round, and before_cpu_round_median=<c>: the other checkout over Kestrel default, round by round (its cpu_ratio is in the
+table), so that such a run measures both checkouts against Kestrel alone. Runs that recorded user-mode time add
+user_ratio=<u> user_round_median=<v>: the same for the user-mode part alone. For a run with compare.sh --bare, one line
+per profile P measured with P-bare: CEILING <P> bare_cpu_ratio=<r> bare_rounds=<min>-<max> bare_round_median=<m>
+saved_of_ceiling=<s>: Kestrel default's CPU per request on P-bare over P (the most HeaderCache could save, were its own
+work free), and the part of that difference HeaderCache saved on P, (kestrel - headercache) / (kestrel - kestrel on
+P-bare), by medians over rounds; then bare_user_ratio=<a> user_saved_of_ceiling=<b>, the same for user mode. Standard
+library only.
 """
 import argparse
 import csv
