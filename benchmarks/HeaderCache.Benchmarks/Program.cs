@@ -8,6 +8,12 @@ if (args.Length > 0 && args[0] == "eviction-study")
     return;
 }
 
+if (args.Length == 5 && args[0] == "connection-path-count")
+{
+    ConnectionPathCount.Run(args[1], args[2], int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture), int.Parse(args[4], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
+    return;
+}
+
 if (args.Length == 4 && args[0] == "connection-path-loop")
 {
     ConnectionPathLoop.Run(args[1], args[2], double.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture), Console.Out);
