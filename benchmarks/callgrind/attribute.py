@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Instructions per request in a callgrind dump of connection-path-count, in all and by method.
 
-Usage: attribute.py DUMP PERF_MAP REQUESTS [TOP]
+Usage: attribute.py DUMP PERF_MAP MAPS REQUESTS [TOP]
 
-DUMP is the part callgrind wrote at cg_dump (run with --dump-instr=yes), PERF_MAP the runtime's /tmp/perf-PID.map of the
-same process (DOTNET_PerfMapEnabled=3): callgrind cannot name JIT-compiled code, the map can. Code neither names
-(ReadyToRun code of the framework and Kestrel, the runtime's stubs) is summed under 'unnamed'. Prints the total, then
-the TOP methods by their own (exclusive) instructions per request.
+DUMP is the part callgrind wrote at cg_dump (run with --dump-instr=yes), PERF_MAP the runtime's perf-PID.map of the same
+process (DOTNET_PerfMapEnabled=3), MAPS a copy of its /proc/self/maps. Callgrind cannot name JIT-compiled code, the
+runtime's map can; ReadyToRun code neither names is summed by the assembly whose image holds it ('ReadyToRun code of
+X.dll'), and what is left under 'unnamed' (the runtime's stubs). Prints the total, the instructions per request by
+assembly and kind of code, then the TOP methods by their own (exclusive) instructions per request.
 """
 import bisect
 import collections
@@ -22,6 +23,18 @@ def load_map(path):
             rows.append((int(start, 16), int(size, 16), name))
     rows.sort()
     return rows, [r[0] for r in rows]
+
+
+def load_images(path):
+    """Address ranges of the mapped assemblies (.dll files), as (start, end, file name)."""
+    images = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 6 and parts[5].endswith('.dll'):
+                start, end = (int(x, 16) for x in parts[0].split('-'))
+                images.append((start, end, parts[5].rsplit('/', 1)[-1]))
+    return images
 
 
 def self_costs(path):
@@ -63,18 +76,29 @@ def self_costs(path):
 
 
 def main():
-    dump, perf_map, requests = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    top = int(sys.argv[4]) if len(sys.argv) > 4 else 40
+    dump, perf_map, maps, requests = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    top = int(sys.argv[5]) if len(sys.argv) > 5 else 40
     rows, starts = load_map(perf_map)
+    images = load_images(maps)
     by_method = collections.Counter()
+    by_kind = collections.Counter()
     for (function, address), cost in self_costs(dump).items():
         i = bisect.bisect_right(starts, address) - 1
         if i >= 0 and address < rows[i][0] + rows[i][1]:
-            by_method[rows[i][2]] += cost
+            name = rows[i][2]
+            assembly = re.search(r'\[([^\]]+)\] ', name)
+            by_kind[f'JIT-compiled, {assembly.group(1) if assembly else "stubs"}'] += cost
         else:
-            by_method['unnamed' if function.startswith('0x') else function] += cost
+            image = next((file for start, end, file in images if start <= address < end), None)
+            name = f'ReadyToRun code of {image}' if image else ('unnamed' if function.startswith('0x') else function)
+            by_kind[name if image or name == 'unnamed' else 'native'] += cost
+        by_method[name] += cost
     total = sum(by_method.values())
     print(f'{total / requests:.0f} instructions per request ({total} for {requests} requests)')
+    print()
+    for kind, cost in by_kind.most_common(12):
+        print(f'{cost / requests:9.1f} {100 * cost / total:5.1f} %  {kind}')
+    print()
     for name, cost in by_method.most_common(top):
         print(f'{cost / requests:9.1f} {100 * cost / total:5.1f} %  {name}')
 

@@ -8,13 +8,18 @@
 # fewer allocations save time beyond their instructions (docs/benchmarks.md, thirty-seventh pass). The goals of
 # issue 11 stay in seconds (benchmarks/wrk/compare.sh, connection-path-pairs).
 #
-# A run is repeatable only with the runtime held still:
-#   DOTNET_TieredCompilation=0   under valgrind a request takes about 50 times as long, and tiering, which goes by the
-#                                clock, had not finished after 300 warm-up invocations: instrumented code and the JIT
-#                                itself stayed in the count. Without tiering each method is compiled once, optimized,
-#                                at its first call; the framework's and Kestrel's ReadyToRun code runs as shipped. So
-#                                the code is not a server's final code (no PGO, other inlining): compare builds and
-#                                servers with it, not with the socket path's figures.
+# A count means something only with the code compiled as a server's is, and repeats only with the runtime held still:
+#   ReadyToRun                   under valgrind the JIT inlines far less than it does natively (DOTNET_JitDisasm:
+#                                TryRecall calls ReadOnlySpan's Length and its own one-line members), so JIT-compiled
+#                                code counts many more instructions than a server runs: Kestrel alone on chrome 78,200
+#                                a request with the framework JIT-compiled against 49,100 with its ReadyToRun code. The
+#                                script publishes the benchmarks ReadyToRun, so HeaderCache's code too is compiled ahead,
+#                                as the framework's and Kestrel's are (code neither holds, such as generic code over
+#                                HeaderCache's types, is still JIT-compiled: --methods shows how much).
+#   DOTNET_TieredCompilation=0   no tiering: under valgrind a request takes about 50 times as long, and tiering, which
+#                                goes by the clock, had not finished after 300 warm-up invocations. So the ReadyToRun
+#                                code runs as compiled ahead (no PGO), not as a server's hot methods end up after
+#                                tiering: compare builds and servers with it, not with the socket path's figures.
 #   DOTNET_gcConcurrent=0        no background collector thread whose work depends on timing.
 #   one thread-pool worker       (DOTNET_ThreadPool_ForceMin/MaxWorkerThreads=1, no spinning): client and server
 #                                continuations run one after another on one thread, with no hand-off that spins.
@@ -59,10 +64,12 @@ done
 command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 [[ -f /usr/include/valgrind/callgrind.h ]] || { echo "valgrind's headers are missing (apt-get install valgrind)" >&2; exit 1; }
 
+APP="$REPO/benchmarks/HeaderCache.Benchmarks/bin/ReadyToRun"
 if [[ $BUILD == 1 ]]; then
-  dotnet build "$REPO/benchmarks/HeaderCache.Benchmarks" -c Release -v quiet -nologo > /dev/null
+  dotnet publish "$REPO/benchmarks/HeaderCache.Benchmarks" -c Release -r linux-x64 --self-contained false \
+    -p:PublishReadyToRun=true -o "$APP" -v quiet -nologo > /dev/null
 fi
-DLL="$REPO/benchmarks/HeaderCache.Benchmarks/bin/Release/net10.0/HeaderCache.Benchmarks.dll"
+DLL="$APP/HeaderCache.Benchmarks.dll"
 
 OUT="$RESULTS_ROOT/$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
@@ -80,7 +87,7 @@ run_one() {
   env DOTNET_TieredCompilation=0 DOTNET_gcServer=0 DOTNET_gcConcurrent=0 \
       DOTNET_ThreadPool_ForceMinWorkerThreads=1 DOTNET_ThreadPool_ForceMaxWorkerThreads=1 \
       DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 DOTNET_PerfMapEnabled="$PERF_MAP" DOTNET_PerfMapJitDumpPath="$dir" \
-      HEADERCACHE_CALLGRIND_CONTROL="$OUT/libcontrol.so" \
+      HEADERCACHE_CALLGRIND_CONTROL="$OUT/libcontrol.so" HEADERCACHE_CALLGRIND_MAPS="$dir/maps" \
     valgrind --tool=callgrind --dump-instr=yes --cache-sim="$CACHE_SIM" --callgrind-out-file="$dir/callgrind.out" \
       dotnet "$DLL" connection-path-count "$profile" "$mode" "$WARMUP" "$INVOCATIONS" > "$dir/run.log" 2>&1
   local measured=$dir/callgrind.out.1
@@ -93,7 +100,7 @@ run_one() {
   local total
   total=$(awk '/^totals:/ {print $2; exit}' "$measured")
   if [[ $METHODS -gt 0 && -f $dir/perf.map ]]; then
-    python3 "$HERE/attribute.py" "$measured" "$dir/perf.map" "$REQUESTS" "$METHODS" > "$dir/methods.txt"
+    python3 "$HERE/attribute.py" "$measured" "$dir/perf.map" "$dir/maps" "$REQUESTS" "$METHODS" > "$dir/methods.txt"
   fi
   echo "$profile $mode $((total / REQUESTS))"
 }
