@@ -2,20 +2,24 @@
 # Instructions per request on the in-memory connection path (ConnectionPathBenchmarks: one keep-alive connection, real
 # Kestrel over in-memory pipes), counted by valgrind's callgrind: HeaderCache against Kestrel alone, profile by profile.
 #
-# Seconds on this 2-core machine swing by several percent from run to run; instructions repeat to 0.2 % whatever else
-# the machine does (Kestrel alone to 0.02 %; HeaderCache seeds its caches at random). So this tells two builds apart by a fraction of a percent in one run each, and says where
-# instructions go method by method. It does not measure time: a cache miss or a page walk costs no instruction, and
-# fewer allocations save time beyond their instructions (docs/benchmarks.md, thirty-seventh pass). The goals of
-# issue 11 stay in seconds (benchmarks/wrk/compare.sh, connection-path-pairs).
+# Seconds on this 2-core machine swing by several percent from run to run; instructions repeat to 0.3 % on an idle
+# machine (HeaderCache seeds its caches at random). So this tells two builds apart by a fraction of a percent in one
+# run each, and says where instructions go. In memory the seconds follow the instructions to 1 % on every profile but
+# proxy-pool, where HeaderCache's state costs time that no instruction shows (docs/benchmarks.md, thirty-seventh
+# pass). The goals of issue 11 stay in seconds (benchmarks/wrk/compare.sh, connection-path-pairs). Run one count at a
+# time on an idle machine: with other work running, HeaderCache counted up to 3,000 more instructions a request.
 #
 # A count means something only with the code compiled as a server's is, and repeats only with the runtime held still:
-#   ReadyToRun                   under valgrind the JIT inlines far less than it does natively (DOTNET_JitDisasm:
+#   compiled ahead, together     under valgrind the JIT inlines far less than it does natively (DOTNET_JitDisasm:
 #                                TryRecall calls ReadOnlySpan's Length and its own one-line members), so JIT-compiled
-#                                code counts many more instructions than a server runs: Kestrel alone on chrome 78,200
-#                                a request with the framework JIT-compiled against 49,100 with its ReadyToRun code. The
-#                                script publishes the benchmarks ReadyToRun, so HeaderCache's code too is compiled ahead,
-#                                as the framework's and Kestrel's are (code neither holds, such as generic code over
-#                                HeaderCache's types, is still JIT-compiled: --methods shows how much).
+#                                code counts many more instructions than a server runs. The script publishes the
+#                                benchmarks self-contained and ReadyToRun composite: the framework, Kestrel and
+#                                HeaderCache compiled ahead into one image, inlined across assemblies as the JIT does
+#                                natively (about 3 minutes and 140 MB). Kestrel alone on chrome counts 78,200
+#                                instructions a request JIT-compiled, 49,100 with the framework's own ReadyToRun code,
+#                                37,200 compiled together; and HeaderCache's ratio to it 0.897 with its own code compiled
+#                                ahead alone, 0.932 together, the seconds' 0.942 (docs/benchmarks.md, thirty-seventh
+#                                pass). What no image holds is still JIT-compiled: --methods shows how much.
 #   DOTNET_TieredCompilation=0   no tiering: under valgrind a request takes about 50 times as long, and tiering, which
 #                                goes by the clock, had not finished after 300 warm-up invocations. So the ReadyToRun
 #                                code runs as compiled ahead (no PGO), not as a server's hot methods end up after
@@ -28,10 +32,10 @@
 # Usage: benchmarks/callgrind/count.sh [--profiles "chrome ..."] [--modes "KestrelDefault HeaderCache"]
 #                                      [--warmup N] [--invocations N] [--methods N] [--cache] [--no-build]
 #                                      [--results DIR]
-# --methods N also writes each run's N costliest methods (attribute.py). --cache adds callgrind's model of the
+# --methods N also writes each run's instructions by assembly and its N costliest methods (attribute.py, methods.txt). --cache adds callgrind's model of the
 # processor's caches (first level and last level, reads and writes, misses per request in each run's events.txt); it
-# is a model, not this processor, and doubles the time. An invocation is 64 requests; a run of 100
-# takes about 40 seconds, two run at once. Results: summary.md and one folder per run under
+# is a model, not this processor, and doubles the time. An invocation is 64 requests; a run of 100 takes about 20
+# seconds, two run at once, after the publish. Results: summary.md and one folder per run under
 # benchmarks/callgrind/results/<stamp>/ (results/latest points to the last).
 set -euo pipefail
 
@@ -66,10 +70,15 @@ command -v valgrind > /dev/null || { echo "valgrind is not installed (apt-get in
 
 APP="$REPO/benchmarks/HeaderCache.Benchmarks/bin/ReadyToRun"
 if [[ $BUILD == 1 ]]; then
-  dotnet publish "$REPO/benchmarks/HeaderCache.Benchmarks" -c Release -r linux-x64 --self-contained false \
-    -p:PublishReadyToRun=true -o "$APP" -v quiet -nologo > /dev/null
+  # crossgen2 writes its map of the image (--mapcsv) only when it compiles, and skips an image that is up to date.
+  R2R="$REPO/benchmarks/HeaderCache.Benchmarks/obj/Release/net10.0/linux-x64/R2R"
+  [[ -f $R2R/HeaderCache.Benchmarks.r2r.map.csv ]] || rm -rf "$R2R"
+  dotnet publish "$REPO/benchmarks/HeaderCache.Benchmarks" -c Release -r linux-x64 --self-contained true \
+    -p:PublishReadyToRun=true -p:PublishReadyToRunComposite=true -p:PublishReadyToRunCrossgen2ExtraArgs=--mapcsv \
+    -o "$APP" -v quiet -nologo > /dev/null
+  # The compiled methods only (a tenth of the map): RVA, length, symbol.
+  grep ',MethodWithGCInfo$' "$R2R/HeaderCache.Benchmarks.r2r.map.csv" | cut -d, -f1,2,5 > "$APP/r2r-methods.csv"
 fi
-DLL="$APP/HeaderCache.Benchmarks.dll"
 
 OUT="$RESULTS_ROOT/$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
@@ -89,7 +98,7 @@ run_one() {
       DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 DOTNET_PerfMapEnabled="$PERF_MAP" DOTNET_PerfMapJitDumpPath="$dir" \
       HEADERCACHE_CALLGRIND_CONTROL="$OUT/libcontrol.so" HEADERCACHE_CALLGRIND_MAPS="$dir/maps" \
     valgrind --tool=callgrind --dump-instr=yes --cache-sim="$CACHE_SIM" --callgrind-out-file="$dir/callgrind.out" \
-      dotnet "$DLL" connection-path-count "$profile" "$mode" "$WARMUP" "$INVOCATIONS" > "$dir/run.log" 2>&1
+      "$APP/HeaderCache.Benchmarks" connection-path-count "$profile" "$mode" "$WARMUP" "$INVOCATIONS" > "$dir/run.log" 2>&1
   local measured=$dir/callgrind.out.1
   [[ -f $measured ]] || { echo "$profile $mode: no measured part, see $dir/run.log" >&2; return 1; }
   local pid
@@ -100,12 +109,13 @@ run_one() {
   local total
   total=$(awk '/^totals:/ {print $2; exit}' "$measured")
   if [[ $METHODS -gt 0 && -f $dir/perf.map ]]; then
-    python3 "$HERE/attribute.py" "$measured" "$dir/perf.map" "$dir/maps" "$REQUESTS" "$METHODS" > "$dir/methods.txt"
+    python3 "$HERE/attribute.py" "$measured" --requests "$REQUESTS" --perf-map "$dir/perf.map" --maps "$dir/maps" \
+      --r2r-map "$APP/r2r-methods.csv" --top "$METHODS" > "$dir/methods.txt"
   fi
   echo "$profile $mode $((total / REQUESTS))"
 }
 export -f run_one
-export OUT WARMUP INVOCATIONS METHODS REQUESTS HERE DLL CACHE_SIM PERF_MAP
+export OUT WARMUP INVOCATIONS METHODS REQUESTS HERE APP CACHE_SIM PERF_MAP
 
 for profile in $PROFILES; do
   for mode in $MODES; do
