@@ -30,12 +30,14 @@ class Ranges:
         return None
 
 
-def load_perf_map(path):
+def load_ranges(path, separator, size_base):
+    """Lines of start, size and name: the runtime's perf map ('start size name', both hex) or the compiled methods of
+    crossgen2's map ('rva,length,symbol', the length decimal)."""
     rows = []
     with open(path) as f:
         for line in f:
-            start, size, name = line.rstrip('\n').split(' ', 2)
-            rows.append((int(start, 16), int(size, 16), name))
+            start, size, name = line.rstrip('\n').split(separator, 2)
+            rows.append((int(start, 16), int(size, size_base), name))
     return Ranges(rows)
 
 
@@ -49,15 +51,6 @@ def load_images(path):
                 start, end = (int(x, 16) for x in parts[0].split('-'))
                 images.append((start, end, int(parts[2], 16), parts[5].rsplit('/', 1)[-1]))
     return images
-
-
-def load_r2r_map(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            rva, length, name = line.rstrip('\n').split(',', 2)
-            rows.append((int(rva, 16), int(length), name))
-    return Ranges(rows)
 
 
 def self_costs(path):
@@ -133,9 +126,9 @@ def main():
     args = parser.parse_args()
 
     costs = self_costs(args.dump)
-    perf_map = load_perf_map(args.perf_map)
+    perf_map = load_ranges(args.perf_map, ' ', 16)
     images = load_images(args.maps)
-    r2r = load_r2r_map(args.r2r_map) if args.r2r_map else None
+    r2r = load_ranges(args.r2r_map, ',', 10) if args.r2r_map else None
     composite = [(s, e, o) for s, e, o, name in images if name.endswith('.r2r.dll')]
     base = r2r_base(costs, composite, r2r) if r2r and composite else None
 
