@@ -2,7 +2,7 @@
 # Instructions per request on the in-memory connection path (ConnectionPathBenchmarks: one keep-alive connection, real
 # Kestrel over in-memory pipes), counted by valgrind's callgrind: HeaderCache against Kestrel alone, profile by profile.
 #
-# Seconds on this 2-core machine swing by several percent from run to run; instructions repeat to 0.3 % on an idle
+# Seconds on this 2-core machine swing by several percent from run to run; instructions repeat to 0.1-0.8 % on an idle
 # machine (HeaderCache seeds its caches at random). So this tells two builds apart by a fraction of a percent in one
 # run each, and says where instructions go. In memory the seconds follow the instructions to 1 % on every profile but
 # proxy-pool, where HeaderCache's state costs time that no instruction shows (docs/benchmarks.md, thirty-seventh
@@ -17,9 +17,10 @@
 #                                HeaderCache compiled ahead into one image, inlined across assemblies as the JIT does
 #                                natively (about 3 minutes and 140 MB). Kestrel alone on chrome counts 78,200
 #                                instructions a request JIT-compiled, 49,100 with the framework's own ReadyToRun code,
-#                                37,200 compiled together; and HeaderCache's ratio to it 0.897 with its own code compiled
-#                                ahead alone, 0.932 together, the seconds' 0.942 (docs/benchmarks.md, thirty-seventh
-#                                pass). What no image holds is still JIT-compiled: --methods shows how much.
+#                                37,200 compiled together; HeaderCache's ratio to it reads 0.897 with each assembly
+#                                compiled ahead alone, 0.932 together, and 0.942 in seconds (docs/benchmarks.md,
+#                                thirty-seventh pass). What no image holds is still JIT-compiled: --methods shows how
+#                                much.
 #   DOTNET_TieredCompilation=0   no tiering: under valgrind a request takes about 50 times as long, and tiering, which
 #                                goes by the clock, had not finished after 300 warm-up invocations. So the ReadyToRun
 #                                code runs as compiled ahead (no PGO), not as a server's hot methods end up after
@@ -32,11 +33,11 @@
 # Usage: benchmarks/callgrind/count.sh [--profiles "chrome ..."] [--modes "KestrelDefault HeaderCache"]
 #                                      [--warmup N] [--invocations N] [--methods N] [--cache] [--no-build]
 #                                      [--results DIR]
-# --methods N also writes each run's instructions by assembly and its N costliest methods (attribute.py, methods.txt). --cache adds callgrind's model of the
-# processor's caches (first level and last level, reads and writes, misses per request in each run's events.txt); it
-# is a model, not this processor, and doubles the time. An invocation is 64 requests; a run of 100 takes about 20
-# seconds, two run at once, after the publish. Results: summary.md and one folder per run under
-# benchmarks/callgrind/results/<stamp>/ (results/latest points to the last).
+# --methods N also writes each run's instructions by assembly and its N costliest methods (attribute.py, methods.txt).
+# --cache adds callgrind's model of the processor's caches (first level and last level, reads and writes, misses per
+# request in each run's events.txt); it is a model, not this processor, and doubles the time. An invocation is 64
+# requests; a run of 100 takes about 20 seconds, two run at once, after the publish. Results: summary.md and one folder
+# per run under benchmarks/callgrind/results/<stamp>/ (results/latest points to the last).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

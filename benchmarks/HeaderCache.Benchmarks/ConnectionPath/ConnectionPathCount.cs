@@ -4,8 +4,8 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 
 /// <summary>
 /// Runs one <see cref="ConnectionPathBenchmarks"/> case a fixed number of times under an instruction counter
-/// (<c>benchmarks/callgrind/count.sh</c>). Instructions, unlike seconds, repeat from run to run to 0.2 % whatever else
-/// the machine does, so a difference of a fraction of a percent between two builds is visible in one run each.
+/// (<c>benchmarks/callgrind/count.sh</c>). Instructions, unlike seconds, repeat from run to run to under 1 % on an idle
+/// machine, so a difference of a percent between two builds is visible in one run each.
 /// </summary>
 internal static class ConnectionPathCount
 {
