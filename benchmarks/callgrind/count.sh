@@ -33,6 +33,7 @@
 # Usage: benchmarks/callgrind/count.sh [--profiles "chrome ..."] [--modes "KestrelDefault HeaderCache"]
 #                                      [--warmup N] [--invocations N] [--methods N] [--cache] [--no-build]
 #                                      [--results DIR]
+# --no-build counts the last publish as it is: after a change to the source, publish again.
 # --methods N also writes each run's instructions by assembly and its N costliest methods (attribute.py, methods.txt).
 # --cache adds callgrind's model of the processor's caches (first level and last level, reads and writes, misses per
 # request in each run's events.txt); it is a model, not this processor, and doubles the time. An invocation is 64
