@@ -55,7 +55,8 @@ def load_images(path):
 
 def self_costs(path):
     """Exclusive Ir by (function, instruction address). Positions are 'instr line'; an address is absolute (0x...),
-    relative (+N, -N) or the same as before (*); the line after calls= is the call's inclusive cost, not the caller's own."""
+    relative (+N, -N) or the same as before (*); the line after calls= is the call's inclusive cost, not the caller's
+    own."""
     names = {}
     costs = collections.Counter()
     function = 'unnamed'
@@ -106,10 +107,11 @@ def assembly_of_symbol(symbol):
 def r2r_base(costs, image_ranges, r2r):
     """The address the composite image's RVAs count from: of its mappings from file offset 0, the one under which the
     most counted instructions fall inside a method."""
+    inside = [(address, cost) for (_, address), cost in costs.items()
+              if any(s <= address < e for s, e, _ in image_ranges)]
     best, best_hits = None, -1
     for base in sorted({start for start, end, offset in image_ranges if offset == 0}):
-        hits = sum(cost for (_, address), cost in costs.items()
-                   if any(s <= address < e for s, e, _ in image_ranges) and r2r.find(address - base))
+        hits = sum(cost for address, cost in inside if r2r.find(address - base))
         if hits > best_hits:
             best, best_hits = base, hits
     return best

@@ -86,12 +86,11 @@ OUT="$RESULTS_ROOT/$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 ln -sfn "$OUT" "$RESULTS_ROOT/latest"
 gcc -O2 -shared -fPIC -o "$OUT/libcontrol.so" "$HERE/control.c"
-REQUESTS=$((INVOCATIONS * 64))
 # The runtime's map of JIT-compiled code names methods for --methods; only then, as writing it costs instructions.
 PERF_MAP=0
 [[ $METHODS -gt 0 ]] && PERF_MAP=3
 
-# One run: prints "profile mode instructions-per-request".
+# One run: prints "profile mode instructions-per-request requests-counted".
 run_one() {
   local profile=$1 mode=$2 dir="$OUT/$1-$2"
   mkdir -p "$dir"
@@ -103,21 +102,23 @@ run_one() {
       "$APP/HeaderCache.Benchmarks" connection-path-count "$profile" "$mode" "$WARMUP" "$INVOCATIONS" > "$dir/run.log" 2>&1
   local measured=$dir/callgrind.out.1
   [[ -f $measured ]] || { echo "$profile $mode: no measured part, see $dir/run.log" >&2; return 1; }
-  local pid
+  # How many requests an invocation makes is the benchmark's to say: it prints how many it counted.
+  local requests pid
+  requests=$(grep -oE '[0-9]+ requests counted' "$dir/run.log" | cut -d' ' -f1)
   pid=$(awk '/^pid:/ {print $2; exit}' "$measured")
   mv "$dir/perf-$pid.map" "$dir/perf.map" 2> /dev/null || true
-  awk -v n="$REQUESTS" '/^events:/ {for (i = 2; i <= NF; i++) name[i] = $i}
+  awk -v n="$requests" '/^events:/ {for (i = 2; i <= NF; i++) name[i] = $i}
     /^totals:/ {for (i = 2; i <= NF; i++) printf "%s %.1f\n", name[i], $i / n; exit}' "$measured" > "$dir/events.txt"
   local total
   total=$(awk '/^totals:/ {print $2; exit}' "$measured")
   if [[ $METHODS -gt 0 && -f $dir/perf.map ]]; then
-    python3 "$HERE/attribute.py" "$measured" --requests "$REQUESTS" --perf-map "$dir/perf.map" --maps "$dir/maps" \
+    python3 "$HERE/attribute.py" "$measured" --requests "$requests" --perf-map "$dir/perf.map" --maps "$dir/maps" \
       --r2r-map "$APP/r2r-methods.csv" --top "$METHODS" > "$dir/methods.txt"
   fi
-  echo "$profile $mode $((total / REQUESTS))"
+  echo "$profile $mode $((total / requests)) $requests"
 }
 export -f run_one
-export OUT WARMUP INVOCATIONS METHODS REQUESTS HERE APP CACHE_SIM PERF_MAP
+export OUT WARMUP INVOCATIONS METHODS HERE APP CACHE_SIM PERF_MAP
 
 for profile in $PROFILES; do
   for mode in $MODES; do
@@ -125,8 +126,12 @@ for profile in $PROFILES; do
   done
 done | xargs -P 2 -L 1 bash -c 'run_one "$0" "$1"' > "$OUT/runs.txt"
 
+count_of() { # profile mode -> instructions per request
+  awk -v p="$1" -v m="$2" '$1 == p && $2 == m {print $3}' "$OUT/runs.txt"
+}
+
 {
-  echo "Instructions per request, \`count.sh --warmup $WARMUP --invocations $INVOCATIONS\` ($REQUESTS requests counted), $(date -u +%F)"
+  echo "Instructions per request, \`count.sh --warmup $WARMUP --invocations $INVOCATIONS\` ($(awk 'NR == 1 {print $4}' "$OUT/runs.txt") requests counted), $(date -u +%F)"
   echo
   printf '| profile |'; for mode in $MODES; do printf ' %s |' "$mode"; done
   first=${MODES%% *}
@@ -137,14 +142,13 @@ done | xargs -P 2 -L 1 bash -c 'run_one "$0" "$1"' > "$OUT/runs.txt"
   echo
   for profile in $PROFILES; do
     printf '| %s |' "$profile"
-    base=$(awk -v p="$profile" -v m="$first" '$1 == p && $2 == m {print $3}' "$OUT/runs.txt")
+    base=$(count_of "$profile" "$first")
     for mode in $MODES; do
-      printf ' %s |' "$(awk -v p="$profile" -v m="$mode" '$1 == p && $2 == m {print $3}' "$OUT/runs.txt")"
+      printf ' %s |' "$(count_of "$profile" "$mode")"
     done
     for mode in $MODES; do
       [[ $mode == "$first" ]] && continue
-      value=$(awk -v p="$profile" -v m="$mode" '$1 == p && $2 == m {print $3}' "$OUT/runs.txt")
-      printf ' %s |' "$(awk -v a="$value" -v b="$base" 'BEGIN {printf "%.3f", a / b}')"
+      printf ' %s |' "$(awk -v a="$(count_of "$profile" "$mode")" -v b="$base" 'BEGIN {printf "%.3f", a / b}')"
     done
     echo
   done

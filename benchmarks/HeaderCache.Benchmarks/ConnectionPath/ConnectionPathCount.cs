@@ -50,6 +50,6 @@ internal static class ConnectionPathCount
         }
 
         benchmark.Cleanup();
-        output.WriteLine($"{profile} {server}: {invocations} invocations of {ConnectionPathBenchmarks.RequestsPerInvoke} requests counted after {warmUps}");
+        output.WriteLine($"{profile} {server}: {invocations * ConnectionPathBenchmarks.RequestsPerInvoke} requests counted after {warmUps} invocations");
     }
 }
