@@ -248,6 +248,7 @@ internal sealed class HeaderStringCache
     /// The managed heap bytes allocated for a string of <paramref name="length"/> characters on 64-bit .NET:
     /// 0 for the empty string, which is always the shared <see cref="string.Empty"/>.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 
     /// <summary>Creates the string for bytes of VCHAR, SP and HTAB only, as Kestrel would, without touching any cache;

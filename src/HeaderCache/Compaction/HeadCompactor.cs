@@ -353,6 +353,7 @@ internal sealed class HeadCompactor : IDisposable
 
     // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
     // string.Empty either way (StringSize(0) is 0).
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int AvoidedBy(in HeaderLine line) =>
         (line.ReusedByKestrel ? 0 : HeaderStringCache.StringSize(line.ValueLength))
         + (line.Known < 0 ? HeaderStringCache.StringSize(line.NameLength) : 0);
@@ -528,13 +529,13 @@ internal sealed class HeadCompactor : IDisposable
         ref HeaderLine line = ref _queue.NextLine();
         ReadOnlySpan<byte> name = content[..entry.NameLength];
         ReadOnlySpan<byte> value = content[(name.Length + 2)..];
-        line = new HeaderLine(start, start + content.Length + 2, name)
+        line = new HeaderLine(start, start + content.Length + 2, name.Length, entry.Key)
         {
             Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
         };
         line.Repeat = IsRepeat(line, name, section);
         bool take = line.Repeat || !IsReusedByKestrel(line.Known, value, entry.Value);
-        ref byte nameMisses = ref NameMisses(line);
+        ref byte nameMisses = ref _nameMisses[entry.History];
         line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
         if (take && (nameMisses >= MissesBeforeNameBypass
             || (entry.ValueSlot != LineMemo.WellKnownValue && !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value))))
@@ -623,7 +624,11 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _memo.Remember(
-            new LineMemo.Entry { Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = (short)_valueSlot },
+            new LineMemo.Entry
+            {
+                Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = (short)_valueSlot,
+                Key = line.Key, History = NameHistory(line),
+            },
             content);
     }
 
@@ -637,6 +642,7 @@ internal sealed class HeadCompactor : IDisposable
                 new LineMemo.Entry
                 {
                     Name = line.Name!, Value = string.Empty, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = LineMemo.CreatedValue,
+                    Key = line.Key, History = NameHistory(line),
                 },
                 content);
         }
@@ -657,13 +663,13 @@ internal sealed class HeadCompactor : IDisposable
     // A known value equal to the previous request's single value: Kestrel hands back its previous string. A
     // recalled line whose string is that very string needs no compare (its bytes were just compared to it), and a
     // value of another length or with other bytes in its middle none.
-    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null)
-    {
-        if (known < 0 || (_previousMask & (1UL << known)) == 0)
-        {
-            return false;
-        }
+    // Inlined: asked for every taken line, and most are of other names, or of known names sent once.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null) =>
+        known >= 0 && (_previousMask & (1UL << known)) != 0 && IsPreviousValue(known, value, recalled);
 
+    private bool IsPreviousValue(int known, ReadOnlySpan<byte> value, string? recalled)
+    {
         ref readonly PreviousValue previous = ref _previous[known];
         return previous.Length == value.Length
             && ((recalled is not null && ReferenceEquals(recalled, previous.Value))
@@ -679,13 +685,18 @@ internal sealed class HeadCompactor : IDisposable
 
     // As a line is recorded: which known values Kestrel will hand back for the next request, and how much of this head
     // it hands back the previous request's for.
+    // Inlined: every recorded line asks, and most are of other names.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void NoteKnownValue(in HeaderLine line, ReadOnlySpan<byte> value)
     {
-        if (line.Known < 0 || !_leaveReusedValues)
+        if (line.Known >= 0 && _leaveReusedValues)
         {
-            return;
+            NoteKnownLine(line, value);
         }
+    }
 
+    private void NoteKnownLine(in HeaderLine line, ReadOnlySpan<byte> value)
+    {
         ulong bit = 1UL << line.Known;
         _knownRepeated |= _knownPresent & bit;
         _knownPresent |= bit;
@@ -832,19 +843,26 @@ internal sealed class HeadCompactor : IDisposable
     // The per-name history and the connection's window of recent value lookups. A connection whose values almost never
     // repeat (a hostile or highly varied client) steps aside: taking its lines costs more CPU than Kestrel's own parse of
     // them (31-35 % more CPU per request on the churn profile in memory), for nothing but its names' strings.
+    // Inlined: asked for every value served, and the window ends once in ValueWindow lookups.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void CountValueLookup(ref byte nameMisses, bool hit)
     {
         nameMisses = hit ? (byte)0 : (byte)Math.Min(nameMisses + 1, MissesBeforeNameBypass);
         _valueHits += hit ? 1 : 0;
         if (++_valueLookups == ValueWindow)
         {
-            if (_valueHits * MinValueHitRateInverse < ValueWindow)
-            {
-                _stepAside = PassThroughReason.ValuesDoNotRepeat;
-            }
-
-            _valueLookups = _valueHits = 0;
+            EndValueWindow();
         }
+    }
+
+    private void EndValueWindow()
+    {
+        if (_valueHits * MinValueHitRateInverse < ValueWindow)
+        {
+            _stepAside = PassThroughReason.ValuesDoNotRepeat;
+        }
+
+        _valueLookups = _valueHits = 0;
     }
 
     // Whether OnKeptHeader changes what the compactor knows of the request for this line.
@@ -890,19 +908,27 @@ internal sealed class HeadCompactor : IDisposable
     // other name uses, so they are always looked up.
     private ref byte NameMisses(in HeaderLine line)
     {
-        int known = HeaderNameTable.KnownNames.Count;
-        if (_nameMisses.Length == 0)
-        {
-            _nameMisses = new byte[known + _names.SlotCount + 1];
-        }
-
-        int entry = line.Known >= 0 ? line.Known : line.NameSlot >= 0 ? known + line.NameSlot : _nameMisses.Length - 1;
+        int entry = NameHistory(line);
         if (entry == _nameMisses.Length - 1)
         {
             _nameMisses[entry] = 0;
         }
 
         return ref _nameMisses[entry];
+    }
+
+    // The line's entry of the per-name history, which exists from here on (the memo keeps it for the lines it
+    // remembers).
+    private byte NameHistory(in HeaderLine line)
+    {
+        int known = HeaderNameTable.KnownNames.Count;
+        if (_nameMisses.Length == 0)
+        {
+            Debug.Assert(known + _names.SlotCount < byte.MaxValue, "An entry of the history is named in a byte.");
+            _nameMisses = new byte[known + _names.SlotCount + 1];
+        }
+
+        return (byte)(line.Known >= 0 ? line.Known : line.NameSlot >= 0 ? known + line.NameSlot : _nameMisses.Length - 1);
     }
 
     // Whether the line's strings may come from, and be offered to, the shared tier: on the allow-list and not excluded

@@ -58,20 +58,30 @@ internal struct HeaderLine
     public bool ReusedByKestrel;
 
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
-    // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
+        : this(start, end, name.Length, KeyOf(name))
+    {
+    }
+
+    /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> whose name has
+    /// <paramref name="nameLength"/> bytes and the <see cref="Key"/> <paramref name="key"/>: a line recalled from the
+    /// memo of lines has its key from when it was remembered.</summary>
+    // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public HeaderLine(int start, int end, int nameLength, int key)
     {
         Start = start;
         End = end;
         Known = -1;
         NameSlot = -1;
-        NameLength = (ushort)name.Length;
-        Key = KeyOf(name);
+        NameLength = (ushort)nameLength;
+        Key = key;
     }
 
+    /// <summary>The <see cref="Key"/> of a line named <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int KeyOf(ReadOnlySpan<byte> name)
+    public static int KeyOf(ReadOnlySpan<byte> name)
     {
         // Setting 0x20 in every byte folds ASCII letters to one case and leaves the token's other bytes as they are.
         const uint Fold = 0x20202020;

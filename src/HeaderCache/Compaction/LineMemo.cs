@@ -1,4 +1,5 @@
 using System.Numerics;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Text;
@@ -124,6 +125,13 @@ internal sealed class LineMemo
 
         /// <summary>Length of <see cref="Name"/>, set when remembered: read without reading the string.</summary>
         public ushort NameLength;
+
+        /// <summary>The name's <see cref="HeaderLine.Key"/>: a recalled line has it without reading its name.</summary>
+        public int Key;
+
+        /// <summary>Where the compactor keeps the name's history of values (its per-name admission): a recalled line
+        /// finds it without working it out from its kind and slot.</summary>
+        public byte History;
 
         // Where the line's bytes are in _bytes, and how many (name, ": ", value).
         internal ushort Offset;
@@ -354,8 +362,10 @@ internal sealed class LineMemo
 
     // The entries of the lines that came after the last one found, one a byte, the latest in the lowest. At the start of a
     // head the one line expected is the last head's first: its index with three bytes of NoEntry.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private uint Expected() => _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next;
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Hit(int index)
     {
         _entries[index].Found = true;
@@ -365,6 +375,7 @@ internal sealed class LineMemo
 
     // The entry comes after the previous line's: the next head is expected to send them in this order, or in one of the
     // three orders before. Mostly it already came first after it, so that check is kept small enough to be inlined.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Follow(int index)
     {
         if (_previous < 0)
