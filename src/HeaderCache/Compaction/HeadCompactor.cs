@@ -402,8 +402,9 @@ internal sealed class HeadCompactor : IDisposable
     }
 
     // Checks a complete header line (without its CRLF) and, unless Kestrel acts on it or reuses its value on its
-    // own, resolves its strings now: the cache's lookup is also the validation of the value, so every byte is
-    // looked at once. A line sent before as it is now is served from the memo of lines.
+    // own, resolves its strings now. A line sent before as it is now is served from the memo of lines. Inlined into
+    // Scan: most lines are.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private PassThroughReason OnHeaderLine(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
     {
         if (_headerCount >= _limits.MaxRequestHeaderCount)
@@ -412,11 +413,13 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _headerCount++;
-        if (RecallsLines && TryRecall(section, content, start))
-        {
-            return _stepAside;
-        }
+        return RecallsLines && TryRecall(section, content, start) ? _stepAside : ReadLine(section, content, start);
+    }
 
+    // The long way for a line the memo did not serve: the cache's lookup is also the validation of the value, so
+    // every byte is looked at once.
+    private PassThroughReason ReadLine(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
+    {
         int colon = content.IndexOf((byte)':');
         if (colon <= 0 || content[..colon].ContainsAnyExcept(HttpBytes.Token))
         {

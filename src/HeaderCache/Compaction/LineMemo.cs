@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
@@ -177,8 +178,9 @@ internal sealed class LineMemo
     public int FindNext(ReadOnlySpan<byte> rest)
     {
         _found = -1;
-        if (_entries.Length == 0)
+        if (_entries.Length == 0 || rest.IsEmpty || rest[0] == (byte)'\r')
         {
+            // The empty line (or a line Kestrel rejects): no remembered line starts with CR.
             return -1;
         }
 
@@ -436,8 +438,35 @@ internal sealed class LineMemo
         return scalar;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool Matches(ReadOnlySpan<byte> line, in Entry entry) =>
-        entry.Name is not null && line.SequenceEqual(_bytes.AsSpan(entry.Offset, entry.Length));
+        entry.Name is not null && line.Length == entry.Length && EqualBytes(line, _bytes.AsSpan(entry.Offset, entry.Length));
+
+    // Compared here for the lengths lines have (16 to a few hundred bytes): SequenceEqual, called, costs as much again
+    // before it compares, and a head asks once a line.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool EqualBytes(ReadOnlySpan<byte> line, ReadOnlySpan<byte> remembered)
+    {
+        Debug.Assert(line.Length == remembered.Length, "The lengths were compared.");
+        if (!Vector128.IsHardwareAccelerated || line.Length < Vector128<byte>.Count)
+        {
+            return line.SequenceEqual(remembered);
+        }
+
+        ref byte sent = ref MemoryMarshal.GetReference(line);
+        ref byte kept = ref MemoryMarshal.GetReference(remembered);
+        nuint last = (nuint)(line.Length - Vector128<byte>.Count);
+        for (nuint i = 0; i < last; i += (nuint)Vector128<byte>.Count)
+        {
+            if (Vector128.LoadUnsafe(ref sent, i) != Vector128.LoadUnsafe(ref kept, i))
+            {
+                return false;
+            }
+        }
+
+        // The last 16 bytes, overlapping the loop's last load.
+        return Vector128.LoadUnsafe(ref sent, last) == Vector128.LoadUnsafe(ref kept, last);
+    }
 
     // The new entries are replaced first, as they are empty.
     private void Grow()
