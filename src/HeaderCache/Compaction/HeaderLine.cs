@@ -79,9 +79,8 @@ internal struct HeaderLine
         Key = key;
     }
 
-    /// <summary>The <see cref="Key"/> of a line named <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static int KeyOf(ReadOnlySpan<byte> name)
+    private static int KeyOf(ReadOnlySpan<byte> name)
     {
         // Setting 0x20 in every byte folds ASCII letters to one case and leaves the token's other bytes as they are.
         const uint Fold = 0x20202020;
