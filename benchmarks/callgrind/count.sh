@@ -10,21 +10,24 @@
 # time on an idle machine: with other work running, HeaderCache counted up to 3,000 more instructions a request.
 #
 # A count means something only with the code compiled as a server's is, and repeats only with the runtime held still:
-#   compiled ahead, together     under valgrind the JIT inlines far less than it does natively (DOTNET_JitDisasm:
-#                                TryRecall calls ReadOnlySpan's Length and its own one-line members), so JIT-compiled
-#                                code counts many more instructions than a server runs. The script publishes the
-#                                benchmarks self-contained and ReadyToRun composite: the framework, Kestrel and
-#                                HeaderCache compiled ahead into one image, inlined across assemblies as the JIT does
-#                                natively (about 3 minutes and 140 MB). Kestrel alone on chrome counts 78,200
-#                                instructions a request JIT-compiled, 49,100 with the framework's own ReadyToRun code,
-#                                37,200 compiled together; HeaderCache's ratio to it reads 0.897 with each assembly
-#                                compiled ahead alone, 0.932 together, and 0.942 in seconds (docs/benchmarks.md,
-#                                thirty-seventh pass). What no image holds is still JIT-compiled: --methods shows how
-#                                much.
-#   DOTNET_TieredCompilation=0   no tiering: under valgrind a request takes about 50 times as long, and tiering, which
-#                                goes by the clock, had not finished after 300 warm-up invocations. So the ReadyToRun
-#                                code runs as compiled ahead (no PGO), not as a server's hot methods end up after
-#                                tiering: compare builds and servers with it, not with the socket path's figures.
+#   compiled ahead, together     under valgrind the JIT gives up its optimized compile of some hot methods and
+#                                compiles them again with MinOpts, without inlining (DOTNET_JitDisasm: TryRecall's
+#                                Tier1 listing stops at its first call and a second one says "compiling with
+#                                minopt"; the same with hardware intrinsics, PGO or a larger stack turned off), so
+#                                JIT-compiled code counts many more instructions than a server runs. The script
+#                                publishes the benchmarks self-contained and ReadyToRun composite: the framework,
+#                                Kestrel and HeaderCache compiled ahead into one image, inlined across assemblies
+#                                (about 3 minutes and 140 MB). Kestrel alone on chrome counts 78,200 instructions a
+#                                request JIT-compiled, 49,100 with the framework's own ReadyToRun code, 37,200
+#                                compiled together (docs/benchmarks.md, thirty-seventh pass). What no image holds is
+#                                still JIT-compiled: --methods shows how much.
+#   DOTNET_TieredCompilation=0   no tiering: under valgrind a request takes about 50 times as long, and tiering goes
+#                                by the clock (it had not finished after 300 warm-up invocations; with
+#                                DOTNET_TC_CallCountingDelayMs=0 it does, into the MinOpts code above). So the
+#                                ReadyToRun code runs as compiled ahead, without PGO: crossgen2 leaves calls that tier 1 inlines
+#                                natively, so a change that only inlines (an AggressiveInlining) shows here and not in
+#                                a server's seconds (thirty-eighth pass). Compare builds and servers with it, and
+#                                check a change's seconds with connection-path-pairs.
 #   DOTNET_gcConcurrent=0        no background collector thread whose work depends on timing.
 #   one thread-pool worker       (DOTNET_ThreadPool_ForceMin/MaxWorkerThreads=1, no spinning): client and server
 #                                continuations run one after another on one thread, with no hand-off that spins.
