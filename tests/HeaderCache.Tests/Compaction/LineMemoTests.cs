@@ -188,6 +188,30 @@ public sealed class LineMemoTests
     }
 
     [Fact]
+    public void A_line_that_differs_from_the_one_expected_in_any_one_byte_is_not_found_at_any_length()
+    {
+        // The memo compares 16 bytes at a time and the last 16 overlapping: every length up to a few loads, every byte.
+        for (int length = 6; length <= 70; length++)
+        {
+            string line = "X-L: " + new string('v', length - 5);
+            var memo = new LineMemo();
+            Assert.Equal(-1, memo.Find(Encoding.ASCII.GetBytes(line)));
+            memo.Remember(Entry(line), Encoding.ASCII.GetBytes(line));
+            byte[] sent = Encoding.ASCII.GetBytes(line + "\r\n");
+            for (int changed = 0; changed < length; changed++)
+            {
+                sent[changed] ^= 0x01;
+                memo.Begin();
+                Assert.Equal(-1, memo.FindNext(sent));
+                sent[changed] ^= 0x01;
+            }
+
+            memo.Begin();
+            Assert.Equal(length, memo.FindNext(sent));
+        }
+    }
+
+    [Fact]
     public void A_line_followed_by_one_of_four_lines_in_turn_finds_each_where_it_ends()
     {
         // A browser's Accept after the same line changes with the kind of resource: page, script, image, style sheet.
