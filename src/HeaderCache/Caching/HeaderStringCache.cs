@@ -248,7 +248,7 @@ internal sealed class HeaderStringCache
     /// The managed heap bytes allocated for a string of <paramref name="length"/> characters on 64-bit .NET:
     /// 0 for the empty string, which is always the shared <see cref="string.Empty"/>.
     /// </summary>
-    // Inlined as tier 1 does natively: code compiled ahead otherwise calls it for every line served.
+    // Inlined: code compiled ahead otherwise calls it for every line served.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 

@@ -40,8 +40,8 @@ internal sealed class HeaderInjectionQueue
 
     /// <summary>The slot after the <see cref="Recorded"/> lines, for the compactor to fill in place: it is one of them
     /// once <see cref="Record"/> is called, and is overwritten by the next line otherwise.</summary>
-    // Inlined, as tier 1 does natively (code compiled ahead otherwise calls it for every taken line); the queue makes
-    // room for a connection's longest head once.
+    // Inlined: code compiled ahead, and tier 1 in the sample server under wrk, called it for every taken line; the
+    // queue makes room for a connection's longest head once.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ref HeaderLine NextLine()
     {

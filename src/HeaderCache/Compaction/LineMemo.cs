@@ -364,7 +364,7 @@ internal sealed class LineMemo
 
     // The entries of the lines that came after the last one found, one a byte, the latest in the lowest. At the start of a
     // head the one line expected is the last head's first: its index with three bytes of NoEntry. This, Hit and Follow
-    // are inlined as tier 1 does natively: code compiled ahead otherwise calls them for every line.
+    // are inlined: code compiled ahead otherwise calls them for every line.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private uint Expected() => _previous < 0 ? ~NoEntry | (uint)_first : _entries[_previous].Next;
 
