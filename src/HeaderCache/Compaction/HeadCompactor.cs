@@ -627,13 +627,7 @@ internal sealed class HeadCompactor : IDisposable
             return;
         }
 
-        _memo.Remember(
-            new LineMemo.Entry
-            {
-                Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = (short)_valueSlot,
-                Key = line.Key, History = NameHistory(line),
-            },
-            content);
+        _memo.Remember(MemoEntry(line, value, (short)_valueSlot), content);
     }
 
     // After the long way: remembers by its name alone a line whose value was created because the name's values are
@@ -642,15 +636,17 @@ internal sealed class HeadCompactor : IDisposable
     {
         if (IsNamedInMemo(line, name))
         {
-            _memo.RememberName(
-                new LineMemo.Entry
-                {
-                    Name = line.Name!, Value = string.Empty, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = LineMemo.CreatedValue,
-                    Key = line.Key, History = NameHistory(line),
-                },
-                content);
+            _memo.RememberName(MemoEntry(line, string.Empty, LineMemo.CreatedValue), content);
         }
     }
+
+    // The memo's entry for a line the long way took: its strings, where the caches hold them, and what a recalled line
+    // would otherwise work out again from its name.
+    private LineMemo.Entry MemoEntry(in HeaderLine line, string value, short valueSlot) => new()
+    {
+        Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = valueSlot,
+        Key = line.Key, History = NameHistory(line),
+    };
 
     // Whether the memo can give a line its name string: Kestrel's constant, sent in its casing, or a name the cache of
     // names holds.
