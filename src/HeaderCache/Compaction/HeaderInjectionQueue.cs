@@ -1,6 +1,4 @@
 using System.Runtime.CompilerServices;
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Compaction;
 
@@ -144,35 +142,6 @@ internal sealed class HeaderInjectionQueue
             }
         }
 
-        return true;
-    }
-
-    /// <summary>
-    /// Adds the <see cref="Taken"/> lines to <paramref name="headers"/> in the order they were sent, a repeated
-    /// name's values after its earlier ones, as Kestrel's parser adds them.
-    /// </summary>
-    public void CopyTakenTo(IHeaderDictionary headers)
-    {
-        foreach (ref readonly HeaderLine line in Taken)
-        {
-            Write(headers, line);
-        }
-    }
-
-    /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it.</summary>
-    public static void Write(IHeaderDictionary headers, in HeaderLine line) =>
-        headers[line.Name!] = line.Repeat ? StringValues.Concat(headers[line.Name!], line.Value) : line.Value;
-
-    /// <summary>Takes the oldest entry and adds its lines to <paramref name="headers"/> (<see cref="CopyTakenTo"/>).</summary>
-    /// <returns><see langword="false"/> when no entry was waiting.</returns>
-    public bool TryApply(IHeaderDictionary headers)
-    {
-        if (!TryTake())
-        {
-            return false;
-        }
-
-        CopyTakenTo(headers);
         return true;
     }
 

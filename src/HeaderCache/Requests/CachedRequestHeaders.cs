@@ -102,7 +102,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         {
             if (line.Known >= 0)
             {
-                HeaderInjectionQueue.Write(headers, line);
+                Write(headers, line);
             }
             else
             {
@@ -202,6 +202,11 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     /// <inheritdoc />
     IEnumerator IEnumerable.GetEnumerator() => Kestrel().GetEnumerator();
 
+    /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it: a repeated name's value
+    /// after its earlier ones.</summary>
+    internal static void Write(IHeaderDictionary headers, in HeaderLine line) =>
+        headers[line.Name!] = line.Repeat ? StringValues.Concat(headers[line.Name!], line.Value) : line.Value;
+
     // Kestrel's collection with the taken lines in it: from here on it answers everything.
     private IHeaderDictionary Kestrel()
     {
@@ -212,7 +217,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
             {
                 if (line.Known < 0)
                 {
-                    HeaderInjectionQueue.Write(_kestrel, line);
+                    Write(_kestrel, line);
                 }
             }
         }

@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Reflection;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
+using HeaderCache.Testing;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Http;
 
