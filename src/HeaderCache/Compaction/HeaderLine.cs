@@ -19,8 +19,8 @@ internal struct HeaderLine
 
     /// <summary>A cheap key for spotting repeated names: the length and the first and last four bytes, case-folded, so
     /// that names equal but for case have equal keys and a browser's names (<c>sec-fetch-mode</c>, <c>sec-fetch-site</c>)
-    /// rarely share one.</summary>
-    public int Key;
+    /// rarely share one. Sixteen bits: the memo of lines keeps it for every line it remembers.</summary>
+    public ushort Key;
 
     /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
     public short Known;
@@ -69,7 +69,7 @@ internal struct HeaderLine
     /// memo of lines has its key from when it was remembered.</summary>
     // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public HeaderLine(int start, int end, int nameLength, int key)
+    public HeaderLine(int start, int end, int nameLength, ushort key)
     {
         Start = start;
         End = end;
@@ -80,12 +80,13 @@ internal struct HeaderLine
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int KeyOf(ReadOnlySpan<byte> name)
+    private static ushort KeyOf(ReadOnlySpan<byte> name)
     {
         // Setting 0x20 in every byte folds ASCII letters to one case and leaves the token's other bytes as they are.
         const uint Fold = 0x20202020;
         uint head = name.Length >= 4 ? BinaryPrimitives.ReadUInt32LittleEndian(name) : name[0] | ((uint)name[^1] << 8);
         uint tail = name.Length >= 4 ? BinaryPrimitives.ReadUInt32LittleEndian(name[^4..]) : 0;
-        return (int)(((head | Fold) ^ BitOperations.RotateLeft(tail | Fold, 16)) + ((uint)name.Length * 0x9E3779B9u));
+        uint key = ((head | Fold) ^ BitOperations.RotateLeft(tail | Fold, 16)) + ((uint)name.Length * 0x9E3779B9u);
+        return (ushort)(key ^ (key >> 16));
     }
 }

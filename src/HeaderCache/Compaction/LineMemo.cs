@@ -90,6 +90,10 @@ internal sealed class LineMemo
     private uint _fingerprint;
     private int _found = -1;
 
+    // One bit per entry found since the replacement hand last passed it (entries number at most 64): kept apart from
+    // the entries so that an entry fits in 32 bytes, two to a cache line.
+    private ulong _foundSinceHand;
+
     // The entry of the last line of the current head found or remembered (-1 before the first), and the entry that
     // was first in the last head.
     private int _previous = -1;
@@ -117,18 +121,17 @@ internal sealed class LineMemo
         /// <see cref="CreatedValue"/>, or -1 (a value Kestrel reused, a kept line).</summary>
         public short ValueSlot;
 
-        /// <summary>Whether the line was found since the replacement hand last passed it.</summary>
-        public bool Found;
-
         /// <summary>The entries whose lines came next the last four times this one came and another came next than the
         /// time before, one a byte, the latest in the lowest; <see cref="NoEntry"/> where there was none.</summary>
         public uint Next;
 
-        /// <summary>Length of <see cref="Name"/>, set when remembered: read without reading the string.</summary>
-        public ushort NameLength;
+        /// <summary>Length of <see cref="Name"/>, set when remembered: read without reading the string. A byte: the names
+        /// remembered are Kestrel's constants and names the cache of names holds (at most
+        /// <see cref="HeaderStringCache.NameMaxLength"/> bytes).</summary>
+        public byte NameLength;
 
         /// <summary>The name's <see cref="HeaderLine.Key"/>: a recalled line has it without reading its name.</summary>
-        public int Key;
+        public ushort Key;
 
         /// <summary>Where the compactor keeps the name's history of values (its per-name admission): a recalled line
         /// finds it without working it out from its kind and slot.</summary>
@@ -166,7 +169,7 @@ internal sealed class LineMemo
     {
         (_fingerprints, _entries, _bytes) = ([], [], []);
         (_used, _next, _heads, _replaced, _first) = (0, 0, 0, 0, 0);
-        (_found, _previous) = (-1, -1);
+        (_found, _previous, _foundSinceHand) = (-1, -1, 0);
     }
 
     /// <summary>
@@ -269,6 +272,8 @@ internal sealed class LineMemo
             return;
         }
 
+        Debug.Assert(entry.Name.Length <= byte.MaxValue, "A name is Kestrel's constant or one the cache of names holds.");
+
         if (_entries.Length == 0)
         {
             _fingerprints = new uint[Size];
@@ -282,7 +287,9 @@ internal sealed class LineMemo
             ref Entry same = ref _entries[index];
             (ushort offset, ushort length, uint kept) = (same.Offset, same.Length, same.Next);
             same = entry;
-            (same.Offset, same.Length, same.Next, same.NameLength) = (offset, length, kept, (ushort)entry.Name.Length);
+            (same.Offset, same.Length, same.Next, same.NameLength) = (offset, length, kept, (byte)entry.Name.Length);
+            // Remembered anew, it waits for the hand again, as a line remembered in a new entry does.
+            _foundSinceHand &= ~(1UL << index);
             return;
         }
 
@@ -296,9 +303,9 @@ internal sealed class LineMemo
         else
         {
             // Second chance: a line found since the hand last passed stays (Host and Connection come in every head).
-            while (_entries[_next].Found)
+            while ((_foundSinceHand & (1UL << _next)) != 0)
             {
-                _entries[_next].Found = false;
+                _foundSinceHand &= ~(1UL << _next);
                 _next = (_next + 1) % _entries.Length;
             }
 
@@ -308,7 +315,7 @@ internal sealed class LineMemo
         }
 
         ref Entry added = ref _entries[index];
-        (uint followers, bool found) = (added.Next, added.Found);
+        uint followers = added.Next;
         added.Name = null!;
         if (!TryReserve(line.Length, out int at))
         {
@@ -318,10 +325,10 @@ internal sealed class LineMemo
         line.CopyTo(_bytes.AsSpan(at));
         _fingerprints[index] = _fingerprint;
         added = entry;
-        (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (ushort)entry.Name.Length);
+        (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (byte)entry.Name.Length);
         if (followed)
         {
-            (added.Next, added.Found) = (followers, found);
+            added.Next = followers;
         }
         else
         {
@@ -371,7 +378,7 @@ internal sealed class LineMemo
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Hit(int index)
     {
-        _entries[index].Found = true;
+        _foundSinceHand |= 1UL << index;
         _found = index;
         Follow(index);
     }

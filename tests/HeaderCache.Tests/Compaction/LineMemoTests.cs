@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Text;
 using HeaderCache.Caching;
 using HeaderCache.Compaction;
@@ -133,6 +134,14 @@ public sealed class LineMemoTests
         Assert.True(driver.Queue.TryTake());
         Assert.Equal(1, driver.Compactor.LinesRecalled);
         Assert.Equal(("X-A", "a"), (driver.Queue.Taken[0].Name, driver.Queue.Taken[0].Value));
+    }
+
+    [Fact]
+    public void A_remembered_line_takes_32_bytes_two_to_a_cache_line()
+    {
+        // The recall path reads an entry per expected line; at 40 bytes most entries straddled two cache lines, and a
+        // connection's 32 or 64 entries held 256 or 512 bytes more.
+        Assert.Equal(32, Unsafe.SizeOf<LineMemo.Entry>());
     }
 
     [Fact]
