@@ -91,7 +91,7 @@ internal sealed class LineMemo
     private int _found = -1;
 
     // One bit per entry found since the replacement hand last passed it (entries number at most 64): kept apart from
-    // the entries so that an entry fits in 32 bytes, two to a cache line.
+    // the entries so that an entry fits in 32 bytes.
     private ulong _foundSinceHand;
 
     // The entry of the last line of the current head found or remembered (-1 before the first), and the entry that
