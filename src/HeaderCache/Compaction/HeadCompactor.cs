@@ -55,7 +55,10 @@ internal sealed class HeadCompactor : IDisposable
     private int _scanned;
     private int _taken;
     // A filter of the names of the section so far, 128 bits in two words: UInt128's shifts are not one instruction,
-    // and this is asked for every line.
+    // and this is asked for every line. A known name has a bit of its own, so it never seems to repeat another name;
+    // the other names share the bits after them by their key.
+    private static readonly int KnownNameCount = HeaderNameTable.KnownNames.Count;
+    private static readonly int OtherNameBits = 128 - KnownNameCount;
     private ulong _seenLow;
     private ulong _seenHigh;
     private int _valueLookups;
@@ -766,7 +769,9 @@ internal sealed class HeadCompactor : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
-        int bit = (int)(((uint)line.Key * 0x9E3779B9u) >> 25);
+        int bit = line.Known >= 0
+            ? line.Known
+            : KnownNameCount + (int)(((ulong)((uint)line.Key * 0x9E3779B9u) * (uint)OtherNameBits) >> 32);
         ref ulong word = ref bit < 64 ? ref _seenLow : ref _seenHigh;
         ulong mask = 1UL << bit;   // a shift counts modulo 64
         if ((word & mask) == 0)
