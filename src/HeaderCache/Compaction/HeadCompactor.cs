@@ -40,6 +40,10 @@ internal sealed class HeadCompactor : IDisposable
     public const int MissesBeforeNameBypass = 16;
     private const int NameProbeInterval = 8;
 
+    // Kestrel's known names, by their position: one previous value each, and the first entries of the per-name history
+    // and the first bits of the repeat filter, before the other names'.
+    private static readonly int KnownNameCount = HeaderNameTable.KnownNames.Count;
+
     private readonly HeaderStringCache _cache;
     private readonly HeaderStringCache _names;
     private readonly HeaderInjectionQueue _queue;
@@ -57,7 +61,6 @@ internal sealed class HeadCompactor : IDisposable
     // A filter of the names of the section so far, 128 bits in two words: UInt128's shifts are not one instruction,
     // and this is asked for every line. A known name has a bit of its own, so it never seems to repeat another name;
     // the other names share the bits after them by their key.
-    private static readonly int KnownNameCount = HeaderNameTable.KnownNames.Count;
     private static readonly int OtherNameBits = 128 - KnownNameCount;
     private ulong _seenLow;
     private ulong _seenHigh;
@@ -714,7 +717,7 @@ internal sealed class HeadCompactor : IDisposable
 
         if (_previous.Length == 0)
         {
-            _previous = new PreviousValue[HeaderNameTable.KnownNames.Count];
+            _previous = new PreviousValue[KnownNameCount];
         }
 
         // The line's bytes, not the string's: a string the cache served was made long ago, and under load reading it
@@ -756,7 +759,7 @@ internal sealed class HeadCompactor : IDisposable
         if (miss && slot >= 0 && _nameMisses.Length != 0)
         {
             // The slot held another name, or none: the history starts again.
-            _nameMisses[HeaderNameTable.KnownNames.Count + slot] = 0;
+            _nameMisses[KnownNameCount + slot] = 0;
         }
 
         return resolved;
@@ -929,7 +932,7 @@ internal sealed class HeadCompactor : IDisposable
     // remembers).
     private byte NameHistory(in HeaderLine line)
     {
-        int known = HeaderNameTable.KnownNames.Count;
+        int known = KnownNameCount;
         if (_nameMisses.Length == 0)
         {
             Debug.Assert(known + _names.SlotCount < byte.MaxValue, "An entry of the history is named in a byte.");
