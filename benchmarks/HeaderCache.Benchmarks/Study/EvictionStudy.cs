@@ -67,7 +67,7 @@ internal static class EvictionStudy
         output.WriteLine();
         output.WriteLine(Invariant($"### Names in their own {HeaderStringCache.NameSlotCount} slots"));
         output.WriteLine();
-        output.WriteLine(Invariant($"The tables above and below are values only, and count the values the compactor looked up: a name whose values missed {HeadCompactor.MissesBeforeNameBypass} times in a row has most of its values created without a look-up (per-name admission), and those are not in them. Names Kestrel has no constant for go through the connection's cache of names ({HeaderStringCache.NameSlotCount} slots, CLOCK). What the application gets, names and values and bypassed values together, is the next table."));
+        output.WriteLine(Invariant($"The tables above and below are values only, and count the values the compactor looked up: a name whose values missed {ValueAdmission.MissesBeforeNameBypass} times in a row has most of its values created without a look-up (per-name admission), and those are not in them. Names Kestrel has no constant for go through the connection's cache of names ({HeaderStringCache.NameSlotCount} slots, CLOCK). What the application gets, names and values and bypassed values together, is the next table."));
         output.WriteLine();
         output.WriteLine("| profile | name lookups/req | name hit rate |");
         output.WriteLine("|---|---:|---:|");

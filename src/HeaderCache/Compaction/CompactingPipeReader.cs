@@ -447,7 +447,7 @@ internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadRe
         int end = start + lf + 1;
         PassThroughReason reason = end - start > _limits.MaxRequestLineSize
             ? PassThroughReason.OverLimit
-            : HeadCompactor.CheckRequestLine(data[start..end]);
+            : RequestLine.Check(data[start..end]);
         if (reason != PassThroughReason.None)
         {
             EnterPassThrough(reason);

@@ -27,22 +27,6 @@ internal sealed class HeadCompactor : IDisposable
     private const byte LF = (byte)'\n';
     private const byte SP = (byte)' ';
     private const byte HTAB = (byte)'\t';
-    private const int MaxContentLengthDigits = 18;
-
-    /// <summary>Value lookups over which the connection's hit rate is judged.</summary>
-    public const int ValueWindow = 64;
-
-    /// <summary>A connection with fewer than one hit in this many value lookups of a window passes through.</summary>
-    public const int MinValueHitRateInverse = 8;
-
-    /// <summary>Misses in a row after which a name's values are mostly created without a look-up (per-name
-    /// admission, see <c>LookUpValue</c>).</summary>
-    public const int MissesBeforeNameBypass = 16;
-    private const int NameProbeInterval = 8;
-
-    // Kestrel's known names, by their position: one previous value each, and the first entries of the per-name history
-    // and the first bits of the repeat filter, before the other names'.
-    private static readonly int KnownNameCount = HeaderNameTable.KnownNames.Count;
 
     private readonly HeaderStringCache _cache;
     private readonly HeaderStringCache _names;
@@ -56,37 +40,14 @@ internal sealed class HeadCompactor : IDisposable
     private readonly long _connectionId;
 
     private int _headerCount;
+    private HeadFraming _framing = new();
     private int _scanned;
     private int _taken;
-    // A filter of the names of the section so far, 128 bits in two words: UInt128's shifts are not one instruction,
-    // and this is asked for every line. A known name has a bit of its own, so it never seems to repeat another name;
-    // the other names share the bits after them by their key.
-    private static readonly int OtherNameBits = 128 - KnownNameCount;
-    private ulong _seenLow;
-    private ulong _seenHigh;
-    private int _valueLookups;
-    private int _valueHits;
-
-    // Why the connection steps aside once the current line is read, or None.
-    private PassThroughReason _stepAside;
+    private SectionNameFilter _sectionNames;
+    private ValueAdmission _admission;
     private int _valueSlot;
 
-    // Per header name (a known name's index, else its slot in the cache of names after the known ones), how many of
-    // its values missed in a row.
-    private byte[] _nameMisses = [];
-
-    // Kestrel's single-valued known headers of the previous head, by HeaderNameTable index: Kestrel reuses
-    // such a string when the next request sends the same bytes. Each line of a head writes its value here as it is
-    // recorded, which no later line of the head reads (a later line of the name is a repeat, always taken); the mask
-    // changes only once the head is complete.
-    private PreviousValue[] _previous = [];
-    private ulong _previousMask;
-
-    // The known names of the head so far, those of them sent more than once (Kestrel hands back no value of those),
-    // and the length of the lines left because Kestrel would hand back its previous string.
-    private ulong _knownPresent;
-    private ulong _knownRepeated;
-    private int _reusedLength;
+    private PreviousKnownValues _previous = new();
 
     /// <summary>Creates the compactor of one connection.</summary>
     /// <param name="cache">The connection's cache of values.</param>
@@ -117,6 +78,7 @@ internal sealed class HeadCompactor : IDisposable
         _limits = limits;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
         _leaveReusedValues = leaveReusedValues;
+        _admission = new ValueAdmission(names.SlotCount);
     }
 
     /// <summary>What <see cref="Scan"/> found.</summary>
@@ -158,10 +120,10 @@ internal sealed class HeadCompactor : IDisposable
     public int SectionLength { get; private set; }
 
     /// <summary>The section's Content-Length, or -1 when it has none.</summary>
-    public long ContentLength { get; private set; }
+    public long ContentLength => _framing.ContentLength;
 
     /// <summary>Whether the section asks for an upgrade (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
-    public bool Upgrade { get; private set; }
+    public bool Upgrade => _framing.Upgrade;
 
     /// <summary>Whether the complete section has lines to take out.</summary>
     public bool HasTakenLines => _taken != 0;
@@ -191,52 +153,16 @@ internal sealed class HeadCompactor : IDisposable
     /// </summary>
     public long AvoidedBytes { get; private set; }
 
-    /// <summary>
-    /// Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.
-    /// </summary>
-    public static PassThroughReason CheckRequestLine(ReadOnlySpan<byte> line)
-    {
-        if (line.Length < 2 || line[^2] != CR)
-        {
-            return PassThroughReason.Malformed;
-        }
-
-        line = line[..^2];
-        int methodEnd = line.IndexOf(SP);
-        if (methodEnd <= 0 || line[..methodEnd].ContainsAnyExcept(HttpBytes.Token))
-        {
-            return PassThroughReason.Malformed;
-        }
-
-        ReadOnlySpan<byte> method = line[..methodEnd];
-        ReadOnlySpan<byte> rest = line[(methodEnd + 1)..];
-        int targetEnd = rest.IndexOf(SP);
-        if (targetEnd <= 0)
-        {
-            return PassThroughReason.Malformed;
-        }
-
-        ReadOnlySpan<byte> version = rest[(targetEnd + 1)..];
-        if (!version.SequenceEqual("HTTP/1.1"u8))
-        {
-            return method.SequenceEqual("PRI"u8) ? PassThroughReason.Http2 : PassThroughReason.Version;
-        }
-
-        return method.SequenceEqual("CONNECT"u8) ? PassThroughReason.Connect : PassThroughReason.None;
-    }
-
     /// <summary>Starts a new header section.</summary>
     public void Begin()
     {
         _queue.Discard();
         _memo.Begin();
         _scanned = _taken = _headerCount = 0;
-        _seenLow = _seenHigh = 0;
-        _knownPresent = _knownRepeated = 0;
-        _reusedLength = 0;
+        _sectionNames.Clear();
+        _previous.Begin();
         SectionLength = CompactedLength = 0;
-        ContentLength = -1;
-        Upgrade = false;
+        _framing = new HeadFraming();
     }
 
     /// <summary>
@@ -278,13 +204,13 @@ internal sealed class HeadCompactor : IDisposable
             if (end == 0)
             {
                 SectionLength = _scanned;
-                _previousMask = _knownPresent & ~_knownRepeated;
+                _previous.End();
                 if (_taken != 0)
                 {
                     // A head compacted anyway loses the lines Kestrel would reuse its previous string for too: putting
                     // that string back costs less than Kestrel's parse of the line. A head with nothing else to take
                     // stays as it is.
-                    _taken += _reusedLength;
+                    _taken += _previous.LeftLength;
                 }
 
                 CompactedLength = SectionLength - _taken;
@@ -313,7 +239,7 @@ internal sealed class HeadCompactor : IDisposable
             {
                 // A known value Kestrel would have reused: it gets the previous string, as from Kestrel, and is not
                 // counted, as Kestrel would have allocated nothing for it.
-                line.Value = _previous[line.Known].Value;
+                line.Value = _previous[line.Known];
                 line.ReusedByKestrel = true;
             }
             else if (line.Created)
@@ -376,7 +302,8 @@ internal sealed class HeadCompactor : IDisposable
         _cache.Release();
         _names.Release();
         _memo.Release();
-        (_previous, _previousMask, _nameMisses) = ([], 0, []);
+        _previous.Release();
+        _admission.Release();
     }
 
     /// <summary>
@@ -388,7 +315,7 @@ internal sealed class HeadCompactor : IDisposable
     {
         _memo.Release();
         _queue.Release();
-        (_previous, _previousMask) = ([], 0);
+        _previous.Release();
     }
 
     /// <summary>Forgets the current head's lines, recorded in the queue: a head with nothing to take out publishes none,
@@ -420,7 +347,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         _headerCount++;
-        return RecallsLines && TryRecall(section, content, start) ? _stepAside : ReadLine(section, content, start);
+        return RecallsLines && TryRecall(section, content, start) ? _admission.StepAside : ReadLine(section, content, start);
     }
 
     // The long way for a line the memo did not serve: the cache's lookup is also the validation of the value, so
@@ -446,8 +373,8 @@ internal sealed class HeadCompactor : IDisposable
                 return PassThroughReason.Malformed;
             }
 
-            PassThroughReason reason = OnKeptHeader(name, value);
-            if (reason == PassThroughReason.None && plain && RecallsLines && !ActsOnFraming(name, value))
+            PassThroughReason reason = _framing.Read(name, value);
+            if (reason == PassThroughReason.None && plain && RecallsLines && !HeadFraming.Reads(name, value))
             {
                 // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...). Its strings are
                 // Kestrel's to make: the entry holds none, only the bytes to recognise the line by.
@@ -458,7 +385,7 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         // A byte other than VCHAR, SP or HTAB.
-        return TakeLine(section, content, start, name, value, kind, plain, recalledNameSlot: -1) ? _stepAside : PassThroughReason.Malformed;
+        return TakeLine(section, content, start, name, value, kind, plain, recalledNameSlot: -1) ? _admission.StepAside : PassThroughReason.Malformed;
     }
 
     // The long way from a line's name on, its kind known and its value trimmed: the name resolved (or, for a line
@@ -488,7 +415,7 @@ internal sealed class HeadCompactor : IDisposable
         bool nameServed = !line.Created;
         line.Repeat = IsRepeat(line, name, section);
         _valueSlot = -1;
-        if ((line.Repeat || !IsReusedByKestrel(kind, value)) && !Take(ref line, name, value))
+        if ((line.Repeat || !_previous.IsReused(kind, value)) && !Take(ref line, name, value))
         {
             return false;
         }
@@ -544,10 +471,10 @@ internal sealed class HeadCompactor : IDisposable
             Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
         };
         line.Repeat = IsRepeat(line, name, section);
-        bool take = line.Repeat || !IsReusedByKestrel(line.Known, value, entry.Value);
-        ref byte nameMisses = ref _nameMisses[entry.History];
+        bool take = line.Repeat || !_previous.IsReused(line.Known, value, entry.Value);
+        ref byte nameMisses = ref _admission.Misses(entry.History);
         line.Name = entry.Kind >= 0 ? HeaderNameTable.KnownName(entry.Kind) : _names.Touch(entry.NameSlot, line.NameLength);
-        if (take && (nameMisses >= MissesBeforeNameBypass
+        if (take && (ValueAdmission.IsBypassed(nameMisses)
             || (entry.ValueSlot != LineMemo.WellKnownValue && !ReferenceEquals(_cache.StringAt(entry.ValueSlot), entry.Value))))
         {
             // The name's values are created without a look-up now, or this one was pushed out of the cache of values
@@ -558,7 +485,7 @@ internal sealed class HeadCompactor : IDisposable
         {
             line.Value = entry.ValueSlot == LineMemo.WellKnownValue ? entry.Value : _cache.Touch(entry.ValueSlot, line.ValueLength);
             _taken += line.End - line.Start;
-            CountValueLookup(ref nameMisses, hit: true);
+            _admission.Count(ref nameMisses, hit: true);
         }
 
         _queue.Record();
@@ -588,7 +515,7 @@ internal sealed class HeadCompactor : IDisposable
         {
             Remember(line, name, content);
         }
-        else if (byName && NameMisses(line) >= MissesBeforeNameBypass)
+        else if (byName && ValueAdmission.IsBypassed(_admission.Misses(line)))
         {
             RememberName(line, name, content);
         }
@@ -627,7 +554,7 @@ internal sealed class HeadCompactor : IDisposable
     // cache of values holds or Kestrel reuses, under Kestrel's constant (sent in its casing) or a cached name.
     private void Remember(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> content)
     {
-        string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known].Value : null);
+        string? value = line.Value ?? (line.Known >= 0 ? _previous[line.Known] : null);
         if (value is null || !IsNamedInMemo(line, name) || (line.Value is not null && _valueSlot == -1))
         {
             return;
@@ -651,7 +578,7 @@ internal sealed class HeadCompactor : IDisposable
     private LineMemo.Entry MemoEntry(in HeaderLine line, string value, short valueSlot) => new()
     {
         Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0), ValueSlot = valueSlot,
-        Key = line.Key, History = NameHistory(line),
+        Key = line.Key, History = _admission.History(line),
     };
 
     // Whether the memo can give a line its name string: Kestrel's constant, sent in its casing, or a name the cache of
@@ -664,23 +591,6 @@ internal sealed class HeadCompactor : IDisposable
         line.Value = ResolveValue(line, name, value, ref line.Created);
         _taken += line.End - line.Start;
         return line.Value is not null;
-    }
-
-    // A known value equal to the previous request's single value: Kestrel hands back its previous string. A
-    // recalled line whose string is that very string needs no compare (its bytes were just compared to it), and a
-    // value of another length or with other bytes in its middle none.
-    // Inlined (code compiled ahead, and tier 1 in the sample server under wrk, called it for every taken line): most
-    // are of other names, or of known names sent once.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool IsReusedByKestrel(int known, ReadOnlySpan<byte> value, string? recalled = null) =>
-        known >= 0 && (_previousMask & (1UL << known)) != 0 && IsPreviousValue(known, value, recalled);
-
-    private bool IsPreviousValue(int known, ReadOnlySpan<byte> value, string? recalled)
-    {
-        ref readonly PreviousValue previous = ref _previous[known];
-        return previous.Length == value.Length
-            && ((recalled is not null && ReferenceEquals(recalled, previous.Value))
-                || (previous.Middle == PreviousValue.MiddleOf(value) && Ascii.Equals(value, previous.Value)));
     }
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)
@@ -699,31 +609,8 @@ internal sealed class HeadCompactor : IDisposable
     {
         if (line.Known >= 0 && _leaveReusedValues)
         {
-            NoteKnownLine(line, value);
+            _previous.Note(line, value);
         }
-    }
-
-    private void NoteKnownLine(in HeaderLine line, ReadOnlySpan<byte> value)
-    {
-        ulong bit = 1UL << line.Known;
-        _knownRepeated |= _knownPresent & bit;
-        _knownPresent |= bit;
-        if (line.Value is null)
-        {
-            // Reused: the previous string stays, its bytes equal the line's.
-            _reusedLength += line.End - line.Start;
-            return;
-        }
-
-        if (_previous.Length == 0)
-        {
-            _previous = new PreviousValue[KnownNameCount];
-        }
-
-        // The line's bytes, not the string's: a string the cache served was made long ago, and under load reading it
-        // is a miss of the processor's caches per known line. A value is ASCII, so both have the same length.
-        Debug.Assert(line.Value.Length == value.Length, "A value's string has one char per byte.");
-        _previous[line.Known] = new PreviousValue(line.Value, value);
     }
 
     // A value the cache does not hold (empty, too long, or of an excluded name) is created as Kestrel would.
@@ -740,7 +627,7 @@ internal sealed class HeadCompactor : IDisposable
             return HeaderStringCache.DecodeIfValid(value);
         }
 
-        return LookUpValue(ref NameMisses(line), value, line.Shared ? _sharedValues : null, ref created);
+        return LookUpValue(ref _admission.Misses(line), value, line.Shared ? _sharedValues : null, ref created);
     }
 
     // Names are validated tokens, so the cache refuses only names longer than its limit.
@@ -756,10 +643,10 @@ internal sealed class HeadCompactor : IDisposable
 
         // A name too long for the cache, or one it missed that the shared tier did not serve, is a new string.
         created |= slot < 0 || _names.Counters.Misses != misses;
-        if (miss && slot >= 0 && _nameMisses.Length != 0)
+        if (miss && slot >= 0)
         {
             // The slot held another name, or none: the history starts again.
-            _nameMisses[KnownNameCount + slot] = 0;
+            _admission.Restart(slot);
         }
 
         return resolved;
@@ -770,21 +657,8 @@ internal sealed class HeadCompactor : IDisposable
     // all the name's values go back in order. The filter makes a section without repeats linear. Inlined: asked for
     // every taken line, and the search it rarely needs stays a call.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
-    {
-        int bit = line.Known >= 0
-            ? line.Known
-            : KnownNameCount + (int)(((ulong)((uint)line.Key * 0x9E3779B9u) * (uint)OtherNameBits) >> 32);
-        ref ulong word = ref bit < 64 ? ref _seenLow : ref _seenHigh;
-        ulong mask = 1UL << bit;   // a shift counts modulo 64
-        if ((word & mask) == 0)
-        {
-            word |= mask;
-            return false;
-        }
-
-        return FindRepeat(line, name, section);
-    }
+    private bool IsRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section) =>
+        _sectionNames.Add(line.Known, line.Key) && FindRepeat(line, name, section);
 
     private bool FindRepeat(in HeaderLine line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
@@ -797,7 +671,7 @@ internal sealed class HeadCompactor : IDisposable
                 {
                     // Left because Kestrel would hand back its previous string: taking it saves nothing.
                     earlier.ReusedByKestrel = true;
-                    _reusedLength -= earlier.End - earlier.Start;
+                    _previous.Take(earlier);
                     ReadOnlySpan<byte> content = section[earlier.Start..(earlier.End - 2)];
                     Take(ref earlier, name, ValueOf(content, content.IndexOf((byte)':')));
                 }
@@ -809,31 +683,20 @@ internal sealed class HeadCompactor : IDisposable
         return false;
     }
 
-    // Per name, values that keep missing (request ids, per-file ETags, timestamps) would evict values that do come
-    // back: after MissesBeforeNameBypass misses in a row a name's values are created directly, and only every
-    // NameProbeInterval-th is looked up (and admitted) again, so a name whose values start repeating comes back.
-    // Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
-    // served, but more bytes allocated.
-    //
-    // A value of a header on the allow-list that the connection's cache misses is asked of the shared tier first
+    // A value of a name whose values are created without a look-up is (ValueAdmission). A value of a header on the allow-list that the connection's cache misses is asked of the shared tier first
     // (shared is null otherwise, or when the tier is off); a string it holds is served as a hit.
     private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, SharedStringTable? shared, ref bool created)
     {
-        if (nameMisses >= MissesBeforeNameBypass)
+        if (ValueAdmission.Bypasses(ref nameMisses))
         {
-            if (++nameMisses < MissesBeforeNameBypass + NameProbeInterval)
-            {
-                created = true;
-                return HeaderStringCache.DecodeIfValid(value);
-            }
-
-            nameMisses = MissesBeforeNameBypass - 1;
+            created = true;
+            return HeaderStringCache.DecodeIfValid(value);
         }
 
         if (WellKnownStrings.Values.TryGet(value, out string? wellKnown))
         {
             _valueSlot = LineMemo.WellKnownValue;
-            CountValueLookup(ref nameMisses, hit: true);
+            _admission.Count(ref nameMisses, hit: true);
             return wellKnown;
         }
 
@@ -846,100 +709,8 @@ internal sealed class HeadCompactor : IDisposable
 
         bool hit = _cache.Counters.Misses == misses;
         created |= !hit;
-        CountValueLookup(ref nameMisses, hit);
+        _admission.Count(ref nameMisses, hit);
         return result;
-    }
-
-    // The per-name history and the connection's window of recent value lookups. A connection whose values almost never
-    // repeat (a hostile or highly varied client) steps aside: taking its lines costs more CPU than Kestrel's own parse of
-    // them (31-35 % more CPU per request on the churn profile in memory), for nothing but its names' strings.
-    // Inlined (code compiled ahead, and tier 1 in the sample server under wrk, called it for every value served); the
-    // window ends once in ValueWindow lookups.
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void CountValueLookup(ref byte nameMisses, bool hit)
-    {
-        nameMisses = hit ? (byte)0 : (byte)Math.Min(nameMisses + 1, MissesBeforeNameBypass);
-        _valueHits += hit ? 1 : 0;
-        if (++_valueLookups == ValueWindow)
-        {
-            EndValueWindow();
-        }
-    }
-
-    private void EndValueWindow()
-    {
-        if (_valueHits * MinValueHitRateInverse < ValueWindow)
-        {
-            _stepAside = PassThroughReason.ValuesDoNotRepeat;
-        }
-
-        _valueLookups = _valueHits = 0;
-    }
-
-    // Whether OnKeptHeader changes what the compactor knows of the request for this line.
-    private static bool ActsOnFraming(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
-        Ascii.EqualsIgnoreCase(name, "Content-Length"u8)
-        || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8)
-        || Ascii.EqualsIgnoreCase(name, "Upgrade"u8)
-        || (Ascii.EqualsIgnoreCase(name, "Connection"u8) && ContainsIgnoreCase(value, "upgrade"u8));
-
-    private PassThroughReason OnKeptHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
-    {
-        if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
-        {
-            // Kestrel rejects a second Content-Length and anything its number parser refuses; accept only
-            // plain digits here and leave everything else to Kestrel.
-            if (ContentLength >= 0 || value.IsEmpty || value.Length > MaxContentLengthDigits || value.ContainsAnyExceptInRange((byte)'0', (byte)'9'))
-            {
-                return PassThroughReason.Malformed;
-            }
-
-            long length = 0;
-            foreach (byte digit in value)
-            {
-                length = (length * 10) + (digit - '0');
-            }
-
-            ContentLength = length;
-        }
-        else if (Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8))
-        {
-            return PassThroughReason.TransferEncoding;
-        }
-        else if (Ascii.EqualsIgnoreCase(name, "Upgrade"u8)
-            || (Ascii.EqualsIgnoreCase(name, "Connection"u8) && ContainsIgnoreCase(value, "upgrade"u8)))
-        {
-            Upgrade = true;
-        }
-
-        return PassThroughReason.None;
-    }
-
-    // A name too long for the cache of names has no entry of its own: its values share the last one, which no
-    // other name uses, so they are always looked up.
-    private ref byte NameMisses(in HeaderLine line)
-    {
-        int entry = NameHistory(line);
-        if (entry == _nameMisses.Length - 1)
-        {
-            _nameMisses[entry] = 0;
-        }
-
-        return ref _nameMisses[entry];
-    }
-
-    // The line's entry of the per-name history, which exists from here on (the memo keeps it for the lines it
-    // remembers).
-    private byte NameHistory(in HeaderLine line)
-    {
-        int known = KnownNameCount;
-        if (_nameMisses.Length == 0)
-        {
-            Debug.Assert(known + _names.SlotCount < byte.MaxValue, "An entry of the history is named in a byte.");
-            _nameMisses = new byte[known + _names.SlotCount + 1];
-        }
-
-        return (byte)(line.Known >= 0 ? line.Known : line.NameSlot >= 0 ? known + line.NameSlot : _nameMisses.Length - 1);
     }
 
     // Whether the line's strings may come from, and be offered to, the shared tier: on the allow-list and not excluded
@@ -958,33 +729,5 @@ internal sealed class HeadCompactor : IDisposable
         }
 
         return false;
-    }
-
-    private static bool ContainsIgnoreCase(ReadOnlySpan<byte> value, ReadOnlySpan<byte> token)
-    {
-        for (int i = 0; i + token.Length <= value.Length; i++)
-        {
-            if (Ascii.EqualsIgnoreCase(value.Slice(i, token.Length), token))
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
-    // A known value with its length and four bytes from its middle, which tell most values that differ from it without
-    // reading the string: that lies elsewhere in the heap, and under load is no longer in the processor's caches when
-    // the next request comes. Values of one length differ mostly in the middle: ids and trace ids (traceparent keeps its
-    // length, version and flags), addresses, paths.
-    private readonly struct PreviousValue(string value, ReadOnlySpan<byte> bytes)
-    {
-        public readonly string? Value = value;
-        public readonly int Length = bytes.Length;
-        public readonly uint Middle = MiddleOf(bytes);
-
-        // Shorter values share one, and are compared.
-        public static uint MiddleOf(ReadOnlySpan<byte> bytes) =>
-            bytes.Length < sizeof(uint) ? 0 : BinaryPrimitives.ReadUInt32LittleEndian(bytes[((bytes.Length / 2) - 2)..]);
     }
 }

@@ -26,20 +26,26 @@ internal static class HeaderNameTable
         "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Expect", "Upgrade", "TE",
     ];
 
-    // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders).
-    private static readonly string[] Known =
-    [
+    // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders). Sized by KnownCount, so
+    // that the compiler holds the two together.
+    private static readonly string[] Known = new string[KnownCount]
+    {
         "Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language", "Access-Control-Request-Headers",
         "Access-Control-Request-Method", "Alt-Used", "Authorization", "baggage", "Cache-Control", "Content-Type", "Cookie",
         "Correlation-Context", "Date", "From", "Grpc-Accept-Encoding", "Grpc-Encoding", "Grpc-Timeout",
         "If-Match", "If-Modified-Since", "If-None-Match", "If-Range", "If-Unmodified-Since", "Max-Forwards",
         "Origin", "Pragma", "Proxy-Authorization", "Range", "Referer", "Request-Id", "traceparent",
         "tracestate", "Translate", "Upgrade-Insecure-Requests", "User-Agent", "Via", "Warning",
-    ];
+    };
 
     // The known names, then the kept ones: one look-up per line tells all three kinds apart.
     private static readonly string[] All = [.. Known, .. KeptForKestrel];
     private static readonly int[][] AllByLength = ByLength(All);
+
+    /// <summary>How many known names there are: a known name's position is below it. The per-name state of a
+    /// connection (previous values, history, the section's name filter) gives the known names the first places, by
+    /// position, before the other names'. A constant: code compiled ahead reaches a static field through a helper.</summary>
+    public const int KnownCount = 37;
 
     /// <summary>What <see cref="Classify"/> returns for a name Kestrel acts on itself.</summary>
     public const int Kept = -2;

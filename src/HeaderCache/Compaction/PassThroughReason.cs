@@ -34,8 +34,8 @@ internal enum PassThroughReason
     /// Kestrel reuses from the previous request on its own.</summary>
     NothingToCache,
 
-    /// <summary>Fewer than one in <see cref="HeadCompactor.MinValueHitRateInverse"/> of the last
-    /// <see cref="HeadCompactor.ValueWindow"/> value lookups were hits: the connection's values do not repeat.</summary>
+    /// <summary>Fewer than one in <see cref="ValueAdmission.MinValueHitRateInverse"/> of the last
+    /// <see cref="ValueAdmission.ValueWindow"/> value lookups were hits: the connection's values do not repeat.</summary>
     ValuesDoNotRepeat,
 }
 

@@ -257,8 +257,8 @@ public sealed class HeadCompactorTests
         // The window is value lookups (names whose values keep missing are looked up only now and then, so it takes more
         // than 32 heads); it ended at its 64th lookup without a hit.
         Assert.Equal(PassThroughReason.ValuesDoNotRepeat, driver.Reader.PassThroughReason);
-        Assert.InRange(compacted, HeadCompactor.ValueWindow / 2, 199);
-        Assert.Equal((0, HeadCompactor.ValueWindow), (driver.Cache.Counters.Hits, driver.Cache.Counters.Misses));
+        Assert.InRange(compacted, ValueAdmission.ValueWindow / 2, 199);
+        Assert.Equal((0, ValueAdmission.ValueWindow), (driver.Cache.Counters.Hits, driver.Cache.Counters.Misses));
         Assert.Equal(2, driver.Names.Counters.Misses);
         Assert.True(driver.Names.Counters.Hits >= 2 * (compacted - 1), $"{driver.Names.Counters.Hits} name hits");
     }

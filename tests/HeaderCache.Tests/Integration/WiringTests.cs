@@ -136,7 +136,7 @@ public sealed class WiringTests
         await using var server = await MinimalServer.StartAsync(builder => builder.WebHost.UseHeaderStringCache());
         // Eight lines of names and values never sent before in every head: eight value lookups a head, none a hit.
         const int LinesPerHead = 8;
-        int requests = (HeadCompactor.ValueWindow / LinesPerHead) + 2;
+        int requests = (ValueAdmission.ValueWindow / LinesPerHead) + 2;
         byte[][] heads = [.. Enumerable.Range(0, requests).Select(i => Encoding.ASCII.GetBytes(
             "GET / HTTP/1.1\r\nHost: x\r\n" + string.Concat(Enumerable.Range(0, LinesPerHead).Select(k => $"X-N{i}-{k}: v{i}-{k}\r\n")) + "\r\n"))];
         List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [.. heads.Select(head => (IReadOnlyList<byte[]>)[head])], RawHttp.Whole);
@@ -149,7 +149,7 @@ public sealed class WiringTests
         string?[] reasons = [.. server.InactiveReasons];
         Assert.Equal(requests, reasons.Length);
         // The window ends at the last line of the eighth head: Kestrel gets that head as it was sent.
-        int active = (HeadCompactor.ValueWindow / LinesPerHead) - 1;
+        int active = (ValueAdmission.ValueWindow / LinesPerHead) - 1;
         Assert.All(reasons[..active], reason => Assert.Null(reason));
         Assert.All(reasons[active..], reason => Assert.Equal("values_do_not_repeat", reason));
     }

@@ -1,0 +1,134 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
+namespace HeaderCache.Compaction;
+
+/// <summary>
+/// Which of a connection's values are worth looking up in its cache. Per name, values that keep missing (request
+/// ids, per-file ETags, timestamps) would evict values that do come back: after <see cref="MissesBeforeNameBypass"/>
+/// misses in a row a name's values are created directly, and only every <see cref="NameProbeInterval"/>-th is looked
+/// up (and admitted) again, so a name whose values start repeating comes back. Per connection, one whose values almost
+/// never repeat (a hostile or highly varied client) steps aside: taking its lines costs more CPU than Kestrel's own
+/// parse of them (31-35 % more CPU per request on the churn profile in memory), for nothing but its names' strings.
+/// </summary>
+/// <remarks>Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
+/// served, but more bytes allocated.</remarks>
+internal struct ValueAdmission
+{
+    /// <summary>Value lookups over which the connection's hit rate is judged.</summary>
+    public const int ValueWindow = 64;
+
+    /// <summary>A connection with fewer than one hit in this many value lookups of a window passes through.</summary>
+    public const int MinValueHitRateInverse = 8;
+
+    /// <summary>Misses in a row after which a name's values are mostly created without a look-up.</summary>
+    public const int MissesBeforeNameBypass = 16;
+
+    private const int NameProbeInterval = 8;
+
+
+    private readonly int _nameSlots;
+
+    // Per header name, how many of its values missed in a row; the last entry is shared by the names too long for
+    // the cache of names, and always reads 0.
+    private byte[] _nameMisses;
+    private int _lookups;
+    private int _hits;
+
+    /// <summary>A connection's admission, for a cache of names with <paramref name="nameSlots"/> slots.</summary>
+    public ValueAdmission(int nameSlots)
+    {
+        Debug.Assert(HeaderNameTable.KnownCount + nameSlots < byte.MaxValue, "An entry of the history is named in a byte.");
+        _nameSlots = nameSlots;
+        _nameMisses = [];
+    }
+
+    /// <summary>Why the connection steps aside once the current line is read, or <see cref="PassThroughReason.None"/>.</summary>
+    public PassThroughReason StepAside { readonly get; private set; }
+
+    /// <summary>Whether a name with this many misses in a row has its values created without a look-up.</summary>
+    public static bool IsBypassed(byte misses) => misses >= MissesBeforeNameBypass;
+
+    /// <summary>Whether this value of a name with <paramref name="misses"/> misses in a row is created without a
+    /// look-up; every <see cref="NameProbeInterval"/>-th of a bypassed name's values is looked up again.</summary>
+    public static bool Bypasses(ref byte misses)
+    {
+        if (misses < MissesBeforeNameBypass)
+        {
+            return false;
+        }
+
+        if (++misses < MissesBeforeNameBypass + NameProbeInterval)
+        {
+            return true;
+        }
+
+        misses = MissesBeforeNameBypass - 1;
+        return false;
+    }
+
+    /// <summary>The misses in a row of the name of this entry of the history (<see cref="History"/>).</summary>
+    public readonly ref byte Misses(int history) => ref _nameMisses[history];
+
+    /// <summary>The misses in a row of a line's name.</summary>
+    public ref byte Misses(in HeaderLine line)
+    {
+        int entry = History(line);
+        if (entry == _nameMisses.Length - 1)
+        {
+            _nameMisses[entry] = 0;
+        }
+
+        return ref _nameMisses[entry];
+    }
+
+    /// <summary>The entry of the history of a line's name (a known name's index, else its slot in the cache of names
+    /// after the known ones), which exists from here on: the memo keeps it for the lines it remembers.</summary>
+    public byte History(in HeaderLine line)
+    {
+        int known = HeaderNameTable.KnownCount;
+        if (_nameMisses.Length == 0)
+        {
+            _nameMisses = new byte[known + _nameSlots + 1];
+        }
+
+        return (byte)(line.Known >= 0 ? line.Known : line.NameSlot >= 0 ? known + line.NameSlot : _nameMisses.Length - 1);
+    }
+
+    /// <summary>A slot of the cache of names now holds another name, or none held it before: its history starts again.</summary>
+    public readonly void Restart(int nameSlot)
+    {
+        if (_nameMisses.Length != 0)
+        {
+            _nameMisses[HeaderNameTable.KnownCount + nameSlot] = 0;
+        }
+    }
+
+    /// <summary>Counts a value looked up (or served as a look-up would have) for the name whose misses are
+    /// <paramref name="misses"/>.</summary>
+    /// <remarks>Inlined (code compiled ahead, and tier 1 in the sample server under wrk, called it for every value
+    /// served); the window ends once in <see cref="ValueWindow"/> lookups.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Count(ref byte misses, bool hit)
+    {
+        misses = hit ? (byte)0 : (byte)Math.Min(misses + 1, MissesBeforeNameBypass);
+        _hits += hit ? 1 : 0;
+        if (++_lookups == ValueWindow)
+        {
+            EndWindow();
+        }
+    }
+
+    /// <summary>The connection ended or passes through: no line will be looked up again.</summary>
+    public void Release() => _nameMisses = [];
+
+    private void EndWindow()
+    {
+        if (_hits * MinValueHitRateInverse < ValueWindow)
+        {
+            StepAside = PassThroughReason.ValuesDoNotRepeat;
+        }
+
+        _lookups = _hits = 0;
+    }
+}
