@@ -14,10 +14,10 @@ namespace HeaderCache.Compaction;
 /// <see cref="HeaderInjectionQueue"/>, where it records each line as it reads it.
 /// </summary>
 /// <remarks>
-/// <para>Grammar accepted (stricter than Kestrel's): request line <c>token SP target SP HTTP/1.1 CRLF</c>;
-/// header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>. Anything else, Kestrel's limits, and the
-/// framing it does not follow (<c>Transfer-Encoding</c>) end compaction for the connection: the caller then
-/// hands Kestrel the client's exact bytes.</para>
+/// <para>Grammar accepted (stricter than Kestrel's): header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>, after a
+/// request line <see cref="RequestLine"/> accepts. Anything else, Kestrel's limits, and the framing it does not follow
+/// (<see cref="HeadFraming"/>) end compaction for the connection: the caller then hands Kestrel the client's exact
+/// bytes.</para>
 /// <para>Every line but those of the names Kestrel acts on is taken out, so Kestrel's collection gets all the
 /// other names from the re-injection, in the order they were sent.</para>
 /// </remarks>
