@@ -683,8 +683,9 @@ internal sealed class HeadCompactor : IDisposable
         return false;
     }
 
-    // A value of a name whose values are created without a look-up is (ValueAdmission). A value of a header on the allow-list that the connection's cache misses is asked of the shared tier first
-    // (shared is null otherwise, or when the tier is off); a string it holds is served as a hit.
+    // A value of a name whose values keep missing is mostly created without a look-up (ValueAdmission). A value of a
+    // header on the allow-list that the connection's cache misses is asked of the shared tier first (shared is null
+    // otherwise, or when the tier is off); a string it holds is served as a hit.
     private string? LookUpValue(ref byte nameMisses, ReadOnlySpan<byte> value, SharedStringTable? shared, ref bool created)
     {
         if (ValueAdmission.Bypasses(ref nameMisses))
