@@ -373,8 +373,8 @@ internal sealed class HeadCompactor : IDisposable
                 return PassThroughReason.Malformed;
             }
 
-            PassThroughReason reason = _framing.Read(name, value);
-            if (reason == PassThroughReason.None && plain && RecallsLines && !HeadFraming.Reads(name, value))
+            PassThroughReason reason = _framing.Read(name, value, out bool framing);
+            if (reason == PassThroughReason.None && plain && RecallsLines && !framing)
             {
                 // A line Kestrel acts on that changes nothing here (Host, Connection: keep-alive, ...). Its strings are
                 // Kestrel's to make: the entry holds none, only the bytes to recognise the line by.

@@ -19,18 +19,12 @@ internal struct HeadFraming
     /// <summary>Whether the section asks for an upgrade (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
     public bool Upgrade { readonly get; private set; }
 
-    /// <summary>Whether <see cref="Read"/> learns anything from this line: a line that changes nothing can be
-    /// recognised by its bytes alone in later heads.</summary>
-    public static bool Reads(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
-        Ascii.EqualsIgnoreCase(name, "Content-Length"u8)
-        || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8)
-        || Ascii.EqualsIgnoreCase(name, "Upgrade"u8)
-        || (Ascii.EqualsIgnoreCase(name, "Connection"u8) && ContainsIgnoreCase(value, "upgrade"u8));
-
     /// <summary>Reads a line Kestrel acts on (its value already checked): why it stops compaction, or
-    /// <see cref="PassThroughReason.None"/>.</summary>
-    public PassThroughReason Read(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    /// <see cref="PassThroughReason.None"/>. <paramref name="framing"/> tells whether the line framed the request (a
+    /// line that did not can be recognised by its bytes alone in later heads).</summary>
+    public PassThroughReason Read(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out bool framing)
     {
+        framing = true;
         if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
         {
             // Kestrel rejects a second Content-Length and anything its number parser refuses; accept only
@@ -56,6 +50,10 @@ internal struct HeadFraming
             || (Ascii.EqualsIgnoreCase(name, "Connection"u8) && ContainsIgnoreCase(value, "upgrade"u8)))
         {
             Upgrade = true;
+        }
+        else
+        {
+            framing = false;
         }
 
         return PassThroughReason.None;

@@ -29,8 +29,8 @@ internal struct ValueAdmission
 
     private readonly int _nameSlots;
 
-    // Per header name, how many of its values missed in a row; the last entry is shared by the names too long for
-    // the cache of names, and always reads 0.
+    // Per header name, how many of its values missed in a row. The last entry is shared by the names too long for the
+    // cache of names, and is reset before each use, so their values are always looked up.
     private byte[] _nameMisses;
     private int _lookups;
     private int _hits;
