@@ -13,7 +13,6 @@ namespace HeaderCache.Compaction;
 /// </summary>
 internal struct PreviousKnownValues
 {
-
     private PreviousValue[] _values;
     private ulong _reusable;
 

@@ -26,7 +26,6 @@ internal struct ValueAdmission
 
     private const int NameProbeInterval = 8;
 
-
     private readonly int _nameSlots;
 
     // Per header name, how many of its values missed in a row. The last entry is shared by the names too long for the
