@@ -36,22 +36,4 @@ public sealed class HeaderCacheOptions
     /// them, as with Kestrel alone (for example for credentials a deployment wants kept out of any cache).
     /// </summary>
     public IList<string> ExcludedHeaders { get; } = [];
-
-    /// <summary>
-    /// Whether connections share the values of popular, non-sensitive headers through one bounded table per process,
-    /// so that a connection gets a string other connections already made, from its first request on. Default
-    /// <see langword="false"/>.
-    /// </summary>
-    /// <remarks>
-    /// <para>Only headers on a fixed allow-list (the user agent and its low-entropy client hints, the accept lists,
-    /// <c>sec-fetch-*</c>, <c>Priority</c>, <c>DNT</c>, <c>Sec-GPC</c>, <c>Upgrade-Insecure-Requests</c>,
-    /// <c>Cache-Control</c>, <c>Pragma</c>, <c>X-Forwarded-Proto</c>) and not in <see cref="ExcludedHeaders"/> are
-    /// shared; cookies, credentials, referrers, validators, ids and addresses never are. A value enters the table only
-    /// after four distinct connections sent it, and a string is only ever returned for bytes equal to it. The table
-    /// holds at most 1,024 values of at most 256 bytes and 64 names (about 1.2 MB at most, counted with the strings).</para>
-    /// <para>Off by default: the project turns it on by default only once it meets the CPU goals of the performance
-    /// work, which it does not yet. See <c>docs/security.md</c> for what sharing reveals and <c>docs/eviction.md</c>
-    /// for what it serves.</para>
-    /// </remarks>
-    public bool SharePopularValues { get; set; }
 }

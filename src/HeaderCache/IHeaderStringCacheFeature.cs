@@ -21,10 +21,11 @@ public interface IHeaderStringCacheFeature
     /// </summary>
     string? InactiveReason { get; }
 
-    /// <summary>Header names and values this connection's cache has handed back without allocating, including those it
-    /// took from the shared tier (<see cref="HeaderCacheOptions.SharePopularValues"/>).</summary>
+    /// <summary>Header lines taken out of this connection's request heads whose name and value both came without a new
+    /// string: the <c>served</c> count of the <c>headercache.lines</c> metric.</summary>
     long Hits { get; }
 
-    /// <summary>Header names and values this connection's cache has created and kept.</summary>
+    /// <summary>Header lines taken out of this connection's request heads for which a new name or value string was made,
+    /// as Kestrel alone makes: the <c>created</c> count of the <c>headercache.lines</c> metric.</summary>
     long Misses { get; }
 }

@@ -1,7 +1,10 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using HeaderCache.Caching;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 
 namespace HeaderCache.Testing;
 
@@ -18,20 +21,27 @@ internal sealed class ReaderDriver : IDisposable
 
     /// <param name="recordSeen">Whether <see cref="Seen"/> keeps what the reader showed; studies of what a connection
     /// keeps alive turn it off, as that record is the driver's, not the connection's.</param>
-    /// <param name="shared">The shared tier the connection's caches have behind them, or none (the default).</param>
+    /// <param name="cache">The connection's cache of values, when a test sets its size or seed.</param>
+    /// <param name="recallLines">Whether the compactor has a memo of lines (the product's does).</param>
     public ReaderDriver(
-        HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, SharedStrings? shared = null)
+        HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, bool recallLines = true)
     {
         _recordSeen = recordSeen;
-        Cache = cache ?? new HeaderStringCache();
-        Compactor = new HeadCompactor(Cache, Names, Queue, limits ?? HeadLimits.Default, excluded, shared: shared);
+        FieldResolver fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, excluded);
+        if (cache is not null)
+        {
+            fields = new FieldResolver(cache, fields.Names, excluded);
+        }
+
+        Compactor = new HeadCompactor(fields, Queue, limits ?? HeadLimits.Default, leaveReusedValues: true, recallLines ? new LineMemo() : null);
         Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
     }
 
-    public HeaderStringCache Cache { get; }
+    /// <summary>The compactor's cache of values.</summary>
+    public HeaderStringCache Cache => Compactor.Fields.Values;
 
     /// <summary>The compactor's cache of names.</summary>
-    public HeaderStringCache Names { get; } = new(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength);
+    public HeaderStringCache Names => Compactor.Fields.Names;
 
     public HeaderInjectionQueue Queue { get; } = new();
 

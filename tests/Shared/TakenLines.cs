@@ -1,4 +1,6 @@
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http;
 
@@ -17,7 +19,7 @@ internal static class TakenLines
             return false;
         }
 
-        foreach (ref readonly HeaderLine line in queue.Taken)
+        foreach (ref readonly TakenHeader line in queue.Taken)
         {
             CachedRequestHeaders.Write(headers, line);
         }

@@ -50,6 +50,7 @@ internal sealed class HeaderStringCache
     private readonly int _slotCount;
     private readonly int _maxLength;
     private readonly uint _seed;
+    private readonly WellKnownStrings? _wellKnown;
 
     private uint[]? _fingerprints;
     private string[]? _strings;
@@ -61,8 +62,14 @@ internal sealed class HeaderStringCache
     public CacheCounters Counters;
 
     /// <summary>Creates an empty cache; nothing is allocated until the first insert.</summary>
-    public HeaderStringCache(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength, uint? seed = null)
+    /// <param name="slotCount">Strings held.</param>
+    /// <param name="maxLength">Longest byte sequence held.</param>
+    /// <param name="wellKnown">Strings of the process a miss takes instead of making one (the cache of names keeps a
+    /// slot per name, so a well-known name still takes one).</param>
+    /// <param name="seed">The fingerprints' seed; random unless a test fixes it.</param>
+    public HeaderStringCache(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength, WellKnownStrings? wellKnown = null, uint? seed = null)
     {
+        _wellKnown = wellKnown;
         ArgumentOutOfRangeException.ThrowIfLessThan(slotCount, MinSlotCount);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(slotCount, MaxSlotCount);
         ArgumentOutOfRangeException.ThrowIfNegative(maxLength);
@@ -121,109 +128,52 @@ internal sealed class HeaderStringCache
     public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength) =>
         SlotArrayBytes(slotCount) + ((long)slotCount * StringSize(maxLength));
 
-    /// <summary>The fingerprint function, replaceable by tests that force collisions and by the eviction study,
-    /// which records every lookup.</summary>
-    internal Func<ReadOnlySpan<byte>, uint, uint>? FingerprintOverride { get; set; }
-
     /// <summary>
-    /// Returns the cached string for <paramref name="bytes"/>, creating and admitting it on a miss.
-    /// </summary>
-    /// <returns><see langword="false"/> when the bytes are longer than <see cref="MaxLength"/> or hold a
-    /// byte other than visible ASCII, SP or HTAB; the caller then leaves them to Kestrel.</returns>
-    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value) => TryGetOrAdd(bytes, out value, out _);
-
-    /// <summary>
-    /// <see cref="TryGetOrAdd(ReadOnlySpan{byte}, out string?)"/>, also telling which slot holds the string, for a
-    /// caller that keeps something per cached string: on a miss the slot held another string before, or none.
+    /// The string for <paramref name="bytes"/>: the one the cache holds, else one of the process's well-known strings the
+    /// cache was made with, else a new one. Either of the last two is admitted, so the next lookup of the bytes is a hit.
     /// </summary>
     /// <param name="bytes">The header bytes.</param>
-    /// <param name="value">The string for the bytes.</param>
-    /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
-    public bool TryGetOrAdd(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot) =>
-        TryGetOrAdd(bytes, out value, out slot, null, 0);
-
-    /// <summary>
-    /// <see cref="TryGetOrAdd(ReadOnlySpan{byte}, out string?, out int)"/> with a shared tier behind this cache: a
-    /// miss here takes the string from <paramref name="shared"/> when it holds the bytes (counted in
-    /// <see cref="CacheCounters.SharedHits"/>), else creates it and offers it there for <paramref name="connection"/>.
-    /// Either way the string is admitted here, so the next lookup of the bytes is a hit.
-    /// </summary>
-    /// <param name="bytes">The header bytes.</param>
-    /// <param name="value">The string for the bytes.</param>
-    /// <param name="slot">The slot of the string, or -1 when the bytes were refused.</param>
-    /// <param name="shared">The shared tier, or <see langword="null"/> when these bytes must not be shared.</param>
-    /// <param name="connection">The connection's id for the shared tier's admission.</param>
-    /// <param name="wellKnown">Strings of the process that a miss here takes before it asks the shared tier or creates
-    /// one (counted in <see cref="CacheCounters.WellKnownHits"/>).</param>
-    public bool TryGetOrAdd(
-        ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, SharedStringTable? shared, long connection, WellKnownStrings? wellKnown = null)
+    /// <param name="slot">The slot that holds the string now (on a miss it held another string before, or none), or -1
+    /// when the bytes were refused.</param>
+    /// <param name="hit">Whether the cache held the string (else it was admitted now).</param>
+    /// <param name="created">Set when a new string was made.</param>
+    /// <returns><see langword="null"/> when the bytes are longer than <see cref="MaxLength"/> or hold a byte other than
+    /// VCHAR, SP or HTAB.</returns>
+    public string? GetOrAdd(ReadOnlySpan<byte> bytes, out int slot, out bool hit, ref bool created)
     {
         slot = -1;
+        hit = false;
         if (bytes.Length > _maxLength)
         {
-            value = null;
-            return false;
+            return null;
         }
 
-        uint fingerprint = FingerprintOverride is { } fingerprinter ? fingerprinter(bytes, _seed) : Fingerprint(bytes, _seed);
+        uint fingerprint = Fingerprint(bytes, _seed);
         if (_fingerprints is not null)
         {
             int found = Find(bytes, fingerprint);
             if (found >= 0)
             {
-                value = Touch(found, bytes.Length);
                 slot = found;
-                return true;
+                hit = true;
+                return Touch(found);
             }
         }
 
-        if (wellKnown is not null && wellKnown.TryGet(bytes, out value))
-        {
-            Counters.WellKnownHits++;
-            Counters.BytesSaved += StringSize(value.Length);
-            slot = Admit(fingerprint, value);
-            return true;
-        }
-
-        if (shared is not null)
-        {
-            return TryGetShared(bytes, out value, out slot, fingerprint, shared, connection);
-        }
-
-        value = DecodeIfValid(bytes);
-        if (value is null)
-        {
-            return false;
-        }
-
-        Counters.Misses++;
-        slot = Admit(fingerprint, value);
-        return true;
-    }
-
-    // A miss with a shared tier behind: a string the tier holds equals the bytes, which the compare validated.
-    private bool TryGetShared(ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot, uint fingerprint, SharedStringTable shared, long connection)
-    {
-        slot = -1;
-        if (shared.TryFind(bytes, out value, out uint sharedFingerprint))
-        {
-            Counters.SharedHits++;
-            Counters.BytesSaved += StringSize(value.Length);
-        }
-        else
+        if (_wellKnown is null || !_wellKnown.TryGet(bytes, out string? value))
         {
             value = DecodeIfValid(bytes);
             if (value is null)
             {
-                return false;
+                return null;
             }
 
             Counters.Misses++;
-            shared.Offer(sharedFingerprint, value, connection);
+            created = true;
         }
 
         slot = Admit(fingerprint, value);
-        return true;
+        return value;
     }
 
     /// <summary>The string in <paramref name="slot"/>, or <see langword="null"/> when the slot holds none.</summary>
@@ -231,16 +181,14 @@ internal sealed class HeaderStringCache
 
     /// <summary>
     /// Returns the string in <paramref name="slot"/> and counts a hit on it, exactly as a lookup that found it there
-    /// would: for a caller that already knows the bytes equal that string, and so its <paramref name="length"/> (the
-    /// string itself, elsewhere in the heap, is not read).
+    /// would: for a caller that already knows the bytes equal that string (the string itself, elsewhere in the heap,
+    /// is not read).
     /// </summary>
-    // Asked for every recalled line, from a reader method whose inlining budget is spent before it gets here.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public string Touch(int slot, int length)
+    public string Touch(int slot)
     {
         _visited![slot] = true;
         Counters.Hits++;
-        Counters.BytesSaved += StringSize(length);
         return _strings![slot];
     }
 

@@ -2,10 +2,24 @@ using System.Buffers;
 
 namespace HeaderCache.Caching;
 
-/// <summary>The byte sets of RFC 9110 that HeaderCache accepts, defined once: the compactor checks names and kept values
-/// with them, the cache checks a value before it creates its string.</summary>
+/// <summary>The bytes of RFC 9110's grammar that HeaderCache reads, defined once for the readers and the cache.</summary>
 internal static class HttpBytes
 {
+    /// <summary>Carriage return.</summary>
+    public const byte CR = (byte)'\r';
+
+    /// <summary>Line feed.</summary>
+    public const byte LF = (byte)'\n';
+
+    /// <summary>Space.</summary>
+    public const byte SP = (byte)' ';
+
+    /// <summary>Horizontal tab.</summary>
+    public const byte HTAB = (byte)'\t';
+
+    /// <summary>The colon after a header name.</summary>
+    public const byte Colon = (byte)':';
+
     /// <summary><c>tchar</c>: the bytes of a method or a header name.</summary>
     public static readonly SearchValues<byte> Token =
         SearchValues.Create("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"u8);

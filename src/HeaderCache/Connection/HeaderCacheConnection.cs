@@ -1,8 +1,8 @@
 using System.IO.Pipelines;
-using HeaderCache.Caching;
-using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
 using HeaderCache.Hosting;
+using HeaderCache.Http1;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
@@ -31,10 +31,8 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         _runtime = runtime;
         _limits = limits;
         _connectionId = connectionId;
-        var values = new HeaderStringCache(options.SlotCount, options.MaxValueLength);
-        var names = new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(options.MaxValueLength, HeaderStringCache.NameMaxLength));
         _compactor = new HeadCompactor(
-            values, names, _queue, limits, options.ExcludedHeaders, kestrelReusesValues, options.SharePopularValues ? runtime.SharedStrings : null);
+            FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.ExcludedHeaders), _queue, limits, kestrelReusesValues, new LineMemo());
         RequestHeaders = new CachedRequestHeaders(_queue);
 
         // Every connection, whether or not anything listens: a listener that attaches later then sees the open
@@ -60,10 +58,10 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public override MeteredCounts Counters => _compactor.Metered;
 
     /// <inheritdoc />
-    public long Hits => _compactor.Counters.Hits + _compactor.Counters.SharedHits;
+    public long Hits => _compactor.LinesServed;
 
     /// <inheritdoc />
-    public long Misses => _compactor.Counters.Misses;
+    public long Misses => _compactor.LinesCreated;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
     public CompactingPipeReader CreateReader(PipeReader input)

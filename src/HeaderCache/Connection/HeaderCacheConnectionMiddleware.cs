@@ -1,6 +1,6 @@
-using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
+using HeaderCache.Http1;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;

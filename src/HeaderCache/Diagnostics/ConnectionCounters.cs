@@ -1,4 +1,3 @@
-using HeaderCache.Compaction;
 
 namespace HeaderCache.Diagnostics;
 

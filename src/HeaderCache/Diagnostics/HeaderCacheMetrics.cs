@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
-using HeaderCache.Compaction;
 
 namespace HeaderCache.Diagnostics;
 

@@ -1,4 +1,3 @@
-using HeaderCache.Compaction;
 using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Diagnostics;

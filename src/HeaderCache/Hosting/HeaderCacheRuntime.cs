@@ -1,4 +1,3 @@
-using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging;
@@ -17,7 +16,6 @@ internal sealed class HeaderCacheRuntime
     private readonly List<ListenOptions> _endpoints = [];
     private HeaderCacheOptions _lastValid;
     private string? _lastFault;
-    private SharedStrings? _sharedStrings;
 
     /// <summary>Created by dependency injection.</summary>
     public HeaderCacheRuntime(IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory)
@@ -32,10 +30,6 @@ internal sealed class HeaderCacheRuntime
 
     /// <summary>The meter's instruments.</summary>
     public HeaderCacheMetrics Metrics { get; }
-
-    /// <summary>The shared tier of the connections whose options have <see cref="HeaderCacheOptions.SharePopularValues"/>
-    /// on: allocated (about 50 KB of arrays) when the first such connection opens.</summary>
-    public SharedStrings SharedStrings => LazyInitializer.EnsureInitialized(ref _sharedStrings);
 
     /// <summary>The HeaderCache logger.</summary>
     public ILogger Logger { get; }

@@ -1,6 +1,5 @@
 using System.Collections;
 using System.Diagnostics.CodeAnalysis;
-using HeaderCache.Compaction;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Primitives;
@@ -98,7 +97,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         IHeaderDictionary headers = request.Headers;
         ulong nameLengths = 0;
         bool repeats = false;
-        foreach (ref readonly HeaderLine line in queue.Taken)
+        foreach (ref readonly TakenHeader line in queue.Taken)
         {
             if (line.Known >= 0)
             {
@@ -204,7 +203,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
 
     /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it: a repeated name's value
     /// after its earlier ones.</summary>
-    internal static void Write(IHeaderDictionary headers, in HeaderLine line) =>
+    internal static void Write(IHeaderDictionary headers, in TakenHeader line) =>
         headers[line.Name!] = line.Repeat ? StringValues.Concat(headers[line.Name!], line.Value) : line.Value;
 
     // Kestrel's collection with the taken lines in it: from here on it answers everything.
@@ -213,7 +212,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         if (_nameLengths != 0)
         {
             _nameLengths = 0;
-            foreach (ref readonly HeaderLine line in queue.Taken)
+            foreach (ref readonly TakenHeader line in queue.Taken)
             {
                 if (line.Known < 0)
                 {
@@ -229,7 +228,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     {
         if (key is not null && (_nameLengths & (1UL << key.Length)) != 0)
         {
-            foreach (ref readonly HeaderLine line in queue.Taken)
+            foreach (ref readonly TakenHeader line in queue.Taken)
             {
                 if (line.Known < 0 && string.Equals(line.Name, key, StringComparison.OrdinalIgnoreCase))
                 {

@@ -1,6 +1,9 @@
 using System.Reflection;
 using System.Text.RegularExpressions;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http;
 
 namespace HeaderCache.Tests.Caching;
@@ -20,16 +23,16 @@ public class HeaderNameTableTests
         "Content Length", "Content-Length:", " Host", "Host ", "Te\t", new string('a', 1000),
     ];
 
-    public static TheoryData<string> KeptNames() => [.. HeaderNameTable.KeptNames];
+    public static TheoryData<string> KeptNames() => [.. FieldNames.KeptNames];
 
-    public static TheoryData<string> KnownNames() => [.. HeaderNameTable.KnownNames];
+    public static TheoryData<string> KnownNames() => [.. FieldNames.KnownNames];
 
     [Fact]
     public void Every_header_Kestrel_acts_on_is_kept()
     {
         foreach (string name in MustBeKept)
         {
-            Assert.Contains(name, HeaderNameTable.KeptNames);
+            Assert.Contains(name, FieldNames.KeptNames);
         }
     }
 
@@ -38,14 +41,14 @@ public class HeaderNameTableTests
     public void IsKeptForKestrel_matches_a_kept_name_in_any_casing(string name)
     {
         var random = new Random(name.Length);
-        Assert.True(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(name)));
-        Assert.True(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(name.ToLowerInvariant())));
-        Assert.True(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(name.ToUpperInvariant())));
+        Assert.True(FieldNames.IsKeptForKestrel(TestBytes.Bytes(name)));
+        Assert.True(FieldNames.IsKeptForKestrel(TestBytes.Bytes(name.ToLowerInvariant())));
+        Assert.True(FieldNames.IsKeptForKestrel(TestBytes.Bytes(name.ToUpperInvariant())));
         for (int i = 0; i < 20; i++)
         {
             string cased = TestBytes.RandomCasing(random, name);
-            Assert.True(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(cased)), cased);
-            Assert.Null(HeaderNameTable.GetKnownName(TestBytes.Bytes(cased)));
+            Assert.True(FieldNames.IsKeptForKestrel(TestBytes.Bytes(cased)), cased);
+            Assert.Null(FieldNames.GetKnownName(TestBytes.Bytes(cased)));
         }
     }
 
@@ -55,7 +58,7 @@ public class HeaderNameTableTests
     {
         foreach (string nearMiss in NearMisses(name))
         {
-            Assert.False(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(nearMiss)), nearMiss);
+            Assert.False(FieldNames.IsKeptForKestrel(TestBytes.Bytes(nearMiss)), nearMiss);
         }
     }
 
@@ -64,16 +67,16 @@ public class HeaderNameTableTests
     public void GetKnownName_returns_the_canonical_constant_in_any_casing(string name)
     {
         // Theory data may be serialized, so take the table's own instance to check identity.
-        string constant = Assert.Single(HeaderNameTable.KnownNames, n => n == name);
+        string constant = Assert.Single(FieldNames.KnownNames, n => n == name);
         var random = new Random(name.Length);
-        Assert.Same(constant, HeaderNameTable.GetKnownName(TestBytes.Bytes(name)));
-        Assert.Same(constant, HeaderNameTable.GetKnownName(TestBytes.Bytes(name.ToLowerInvariant())));
-        Assert.Same(constant, HeaderNameTable.GetKnownName(TestBytes.Bytes(name.ToUpperInvariant())));
+        Assert.Same(constant, FieldNames.GetKnownName(TestBytes.Bytes(name)));
+        Assert.Same(constant, FieldNames.GetKnownName(TestBytes.Bytes(name.ToLowerInvariant())));
+        Assert.Same(constant, FieldNames.GetKnownName(TestBytes.Bytes(name.ToUpperInvariant())));
         for (int i = 0; i < 20; i++)
         {
             string cased = TestBytes.RandomCasing(random, name);
-            Assert.Same(constant, HeaderNameTable.GetKnownName(TestBytes.Bytes(cased)));
-            Assert.False(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(cased)), cased);
+            Assert.Same(constant, FieldNames.GetKnownName(TestBytes.Bytes(cased)));
+            Assert.False(FieldNames.IsKeptForKestrel(TestBytes.Bytes(cased)), cased);
         }
     }
 
@@ -83,11 +86,11 @@ public class HeaderNameTableTests
     {
         foreach (string nearMiss in NearMisses(name))
         {
-            string? found = HeaderNameTable.GetKnownName(TestBytes.Bytes(nearMiss));
+            string? found = FieldNames.GetKnownName(TestBytes.Bytes(nearMiss));
 
             // A near miss of one known name may be another known name ("If-Range" less a letter is not one,
             // but the check must allow it in principle).
-            Assert.True(found is null || HeaderNameTable.KnownNames.Contains(nearMiss, StringComparer.OrdinalIgnoreCase), nearMiss);
+            Assert.True(found is null || FieldNames.KnownNames.Contains(nearMiss, StringComparer.OrdinalIgnoreCase), nearMiss);
         }
     }
 
@@ -96,8 +99,8 @@ public class HeaderNameTableTests
     {
         foreach (string name in Unknown)
         {
-            Assert.False(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(name)), name);
-            Assert.Null(HeaderNameTable.GetKnownName(TestBytes.Bytes(name)));
+            Assert.False(FieldNames.IsKeptForKestrel(TestBytes.Bytes(name)), name);
+            Assert.Null(FieldNames.GetKnownName(TestBytes.Bytes(name)));
         }
     }
 
@@ -105,26 +108,26 @@ public class HeaderNameTableTests
     public void Non_ASCII_bytes_never_match()
     {
         // 0xC8 is 'H' | 0x80; the UTF-8 Kelvin sign folds to 'k' in Unicode but is not ASCII.
-        Assert.False(HeaderNameTable.IsKeptForKestrel([0xC8, (byte)'o', (byte)'s', (byte)'t']));
-        Assert.Null(HeaderNameTable.GetKnownName([(byte)'V', (byte)'i', 0xE1]));
-        Assert.False(HeaderNameTable.IsKeptForKestrel([(byte)'K', (byte)'e', (byte)'e', (byte)'p', (byte)'-', (byte)'A', (byte)'l', (byte)'i', (byte)'v', 0xC5]));
-        Assert.Null(HeaderNameTable.GetKnownName("\u212Aookie"u8)); // Kelvin sign, 3 bytes
+        Assert.False(FieldNames.IsKeptForKestrel([0xC8, (byte)'o', (byte)'s', (byte)'t']));
+        Assert.Null(FieldNames.GetKnownName([(byte)'V', (byte)'i', 0xE1]));
+        Assert.False(FieldNames.IsKeptForKestrel([(byte)'K', (byte)'e', (byte)'e', (byte)'p', (byte)'-', (byte)'A', (byte)'l', (byte)'i', (byte)'v', 0xC5]));
+        Assert.Null(FieldNames.GetKnownName("\u212Aookie"u8)); // Kelvin sign, 3 bytes
     }
 
     [Fact]
     public void No_name_is_both_kept_and_known_and_none_is_listed_twice()
     {
-        Assert.Empty(HeaderNameTable.KeptNames.Intersect(HeaderNameTable.KnownNames, StringComparer.OrdinalIgnoreCase));
-        Assert.Equal(HeaderNameTable.KeptNames.Count, HeaderNameTable.KeptNames.Distinct(StringComparer.OrdinalIgnoreCase).Count());
-        Assert.Equal(HeaderNameTable.KnownNames.Count, HeaderNameTable.KnownNames.Distinct(StringComparer.OrdinalIgnoreCase).Count());
-        foreach (string kept in HeaderNameTable.KeptNames)
+        Assert.Empty(FieldNames.KeptNames.Intersect(FieldNames.KnownNames, StringComparer.OrdinalIgnoreCase));
+        Assert.Equal(FieldNames.KeptNames.Count, FieldNames.KeptNames.Distinct(StringComparer.OrdinalIgnoreCase).Count());
+        Assert.Equal(FieldNames.KnownNames.Count, FieldNames.KnownNames.Distinct(StringComparer.OrdinalIgnoreCase).Count());
+        foreach (string kept in FieldNames.KeptNames)
         {
-            Assert.Null(HeaderNameTable.GetKnownName(TestBytes.Bytes(kept)));
+            Assert.Null(FieldNames.GetKnownName(TestBytes.Bytes(kept)));
         }
 
-        foreach (string known in HeaderNameTable.KnownNames)
+        foreach (string known in FieldNames.KnownNames)
         {
-            Assert.False(HeaderNameTable.IsKeptForKestrel(TestBytes.Bytes(known)), known);
+            Assert.False(FieldNames.IsKeptForKestrel(TestBytes.Bytes(known)), known);
         }
     }
 
@@ -132,7 +135,7 @@ public class HeaderNameTableTests
     public void Every_listed_name_is_an_HTTP_token()
     {
         const string TokenChars = "!#$%&'*+-.^_`|~";
-        foreach (string name in HeaderNameTable.KeptNames.Concat(HeaderNameTable.KnownNames))
+        foreach (string name in FieldNames.KeptNames.Concat(FieldNames.KnownNames))
         {
             Assert.NotEmpty(name);
             Assert.All(name, c => Assert.True(char.IsAsciiLetterOrDigit(c) || TokenChars.Contains(c, StringComparison.Ordinal), name));
@@ -190,7 +193,7 @@ public class HeaderNameTableTests
         Match names = Regex.Match(script, @"name ~ /\^\(([a-z|-]+)\)\$/");
         Assert.True(names.Success, "modes.sh's bare_profiles has no list of kept names");
         Assert.Equal(
-            HeaderNameTable.KeptNames.Select(n => n.ToLowerInvariant()).Order(StringComparer.Ordinal),
+            FieldNames.KeptNames.Select(n => n.ToLowerInvariant()).Order(StringComparer.Ordinal),
             names.Groups[1].Value.Split('|').Order(StringComparer.Ordinal));
     }
 

@@ -1,4 +1,6 @@
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
+using HeaderCache.Caching;
 
 namespace HeaderCache.Tests.Caching;
 
@@ -59,5 +61,36 @@ internal static class TestBytes
         }
 
         return builder.ToString();
+    }
+
+    /// <summary>
+    /// Bytes that all share one fingerprint: 40 bytes whose first, middle and last 8 (the only ones the fingerprint
+    /// reads) are fixed, with <paramref name="key"/> (at most 8 bytes) in bytes 8 to 15, which it does not read.
+    /// </summary>
+    public static byte[] Colliding(string key) => Bytes("01234567" + key.PadRight(8, '-') + "ABCDEFGH--------abcdefgh");
+
+    /// <summary>
+    /// Bytes of <paramref name="length"/> (at least 40) that all share one fingerprint for that length: random valid bytes
+    /// where the fingerprint does not read, fixed bytes where it does.
+    /// </summary>
+    public static byte[] Colliding(Random random, int length)
+    {
+        byte[] bytes = Valid(random, length);
+        "01234567"u8.CopyTo(bytes);
+        "ABCDEFGH"u8.CopyTo(bytes.AsSpan((length / 2) - 4));
+        "abcdefgh"u8.CopyTo(bytes.AsSpan(length - 8));
+        return bytes;
+    }
+
+    /// <summary>The cache's lookup in the shape the tests read best: the string, when the bytes were not refused.</summary>
+    public static bool TryGetOrAdd(this HeaderStringCache cache, ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value) =>
+        cache.TryGetOrAdd(bytes, out value, out _);
+
+    /// <summary>The lookup, with the slot that holds the string.</summary>
+    public static bool TryGetOrAdd(this HeaderStringCache cache, ReadOnlySpan<byte> bytes, [NotNullWhen(true)] out string? value, out int slot)
+    {
+        bool created = false;
+        value = cache.GetOrAdd(bytes, out slot, out _, ref created);
+        return value is not null;
     }
 }

@@ -2,7 +2,10 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
 using HeaderCache.Caching;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
@@ -275,7 +278,7 @@ public sealed class CompactingPipeReaderTests
         }
 
         Assert.Equal(PassThroughReason.None, fixture.Reader.PassThroughReason);
-        Assert.True(fixture.Compactor.Cache.IsAllocated);
+        Assert.True(fixture.Compactor.Fields.Values.IsAllocated);
         Assert.True(fixture.Queue.HoldsLines);
 
         // The last of them has a body: it is read as it is, and so is everything after it.
@@ -287,10 +290,10 @@ public sealed class CompactingPipeReaderTests
         Assert.Equal(PassThroughReason.NothingToCache, fixture.Reader.PassThroughReason);
 
         // What would serve a later head is let go of; what the cache did stays counted.
-        Assert.False(fixture.Compactor.Cache.IsAllocated);
+        Assert.False(fixture.Compactor.Fields.Values.IsAllocated);
         Assert.False(fixture.Queue.HoldsLines);
-        Assert.Equal(0, fixture.Compactor.Cache.Count);
-        Assert.True(fixture.Compactor.Counters.Misses > 0);
+        Assert.Equal(0, fixture.Compactor.Fields.Values.Count);
+        Assert.True(fixture.Compactor.Fields.Values.Counters.Misses > 0);
 
         ReadResult rest = await fixture.Reader.ReadAsync();
         Assert.Equal("ab" + Head, Text(rest.Buffer));
@@ -348,7 +351,8 @@ public sealed class CompactingPipeReaderTests
         {
             Transport = new Pipe();
             Queue = new HeaderInjectionQueue();
-            Compactor = new HeadCompactor(new HeaderStringCache(), new HeaderStringCache(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength), Queue, HeadLimits.Default);
+            Compactor = new HeadCompactor(
+                FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), Queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
             Reader = new CompactingPipeReader(Transport.Reader, Compactor, HeadLimits.Default);
         }
 

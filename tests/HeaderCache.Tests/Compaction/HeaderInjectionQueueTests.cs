@@ -1,5 +1,8 @@
 using System.Text;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
@@ -82,7 +85,7 @@ public sealed class HeaderInjectionQueueTests
     {
         foreach (string line in Lines(head, count))
         {
-            queue.NextLine() = new HeaderLine { Name = line[..line.IndexOf('=', StringComparison.Ordinal)], Value = line, Known = -1 };
+            queue.NextLine() = new TakenHeader { Name = line[..line.IndexOf('=', StringComparison.Ordinal)], Value = line, Known = -1 };
             queue.Record();
         }
     }
@@ -97,7 +100,7 @@ public sealed class HeaderInjectionQueueTests
     {
         Assert.True(queue.TryTake());
         var lines = new List<string>();
-        foreach (ref readonly HeaderLine line in queue.Taken)
+        foreach (ref readonly TakenHeader line in queue.Taken)
         {
             lines.Add(line.Value!);
         }

@@ -2,7 +2,10 @@ using System.Buffers;
 using System.IO.Pipelines;
 using System.Reflection;
 using HeaderCache.Caching;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Testing;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Http;
@@ -91,7 +94,7 @@ public sealed class IdleTrimRaceTests
         var transport = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new HeaderInjectionQueue();
         var compactor = new HeadCompactor(
-            new HeaderStringCache(), new HeaderStringCache(HeaderStringCache.NameSlotCount, HeaderStringCache.NameMaxLength), queue, HeadLimits.Default);
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
         var reader = new CompactingPipeReader(transport.Reader, compactor, HeadLimits.Default);
         int trims = 0;
         if (beats == Beats.InTurns)

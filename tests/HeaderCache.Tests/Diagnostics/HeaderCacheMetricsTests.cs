@@ -1,8 +1,10 @@
 using System.Diagnostics.Metrics;
 using System.Text;
 using HeaderCache.Caching;
-using HeaderCache.Compaction;
 using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Tests.Integration;
 using Microsoft.Extensions.DependencyInjection;
 

@@ -1,6 +1,9 @@
 using System.Text;
 using System.Text.RegularExpressions;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Connection;
 using HeaderCache.InMemory;
 using HeaderCache.Sample;

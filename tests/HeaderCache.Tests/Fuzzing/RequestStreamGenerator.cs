@@ -59,7 +59,7 @@ public sealed class RequestStreamGenerator(int seed)
         int count = Chance(0.03) ? _random.Next(95, 105) : _random.Next(0, 18);
         for (int i = 0; i < count; i++)
         {
-            lines.Add(HeaderLine());
+            lines.Add(TakenHeader());
         }
 
         if (Chance(0.95))
@@ -121,7 +121,7 @@ public sealed class RequestStreamGenerator(int seed)
         return $"{method} {target} {version}{(Chance(0.005) ? "\n" : "\r\n")}";
     }
 
-    private string HeaderLine()
+    private string TakenHeader()
     {
         double kind = _random.NextDouble();
         string name = Chance(0.8) ? RandomCase(Pick(Names)) : Token(_random.Next(1, 24));

@@ -3,7 +3,10 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Net;
 using System.Text;
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
 using HeaderCache.Connection;
 using HeaderCache.Sample;
 using HeaderCache.Traffic;
@@ -248,19 +251,6 @@ public sealed class WiringTests
     }
 
     [Fact]
-    public void SharePopularValues_is_off_by_default_and_binds_from_appsettings_json()
-    {
-        Assert.False(new HeaderCacheOptions().SharePopularValues);
-        IConfiguration configuration = new ConfigurationBuilder()
-            .AddJsonStream(new MemoryStream("""{ "HeaderCache": { "SharePopularValues": true } }"""u8.ToArray()))
-            .Build();
-        var services = new ServiceCollection().AddSingleton(configuration);
-        services.AddHeaderStringCache();
-        using ServiceProvider provider = services.BuildServiceProvider();
-        Assert.True(provider.GetRequiredService<IOptions<HeaderCacheOptions>>().Value.SharePopularValues);
-    }
-
-    [Fact]
     public async Task Out_of_range_settings_at_startup_are_named_with_their_values()
     {
         OptionsValidationException thrown = await Assert.ThrowsAsync<OptionsValidationException>(() =>
@@ -482,7 +472,7 @@ public sealed class WiringTests
                 if (feature is not null)
                 {
                     server._sawCacheFeature = true;
-                    Interlocked.Exchange(ref server._strippedLines, feature.Compactor.StrippedLines);
+                    Interlocked.Exchange(ref server._strippedLines, feature.Compactor.LinesServed + feature.Compactor.LinesCreated);
                 }
 
                 if (context.Request.Path == "/has-cache")

@@ -1,4 +1,6 @@
-using HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http.Features;
 

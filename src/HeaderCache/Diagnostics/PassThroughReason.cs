@@ -1,4 +1,4 @@
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Diagnostics;
 
 /// <summary>Why a connection stopped compacting heads and now hands every byte to Kestrel unchanged.</summary>
 internal enum PassThroughReason
@@ -34,8 +34,8 @@ internal enum PassThroughReason
     /// Kestrel reuses from the previous request on its own.</summary>
     NothingToCache,
 
-    /// <summary>Fewer than one in <see cref="ValueAdmission.MinValueHitRateInverse"/> of the last
-    /// <see cref="ValueAdmission.ValueWindow"/> value lookups were hits: the connection's values do not repeat.</summary>
+    /// <summary>Fewer than one in 8 of the last 64 value lookups were hits (<c>ValueAdmission</c>): the connection's values do
+    /// not repeat.</summary>
     ValuesDoNotRepeat,
 }
 

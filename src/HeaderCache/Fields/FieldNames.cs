@@ -1,6 +1,7 @@
 using System.Text;
+using Microsoft.Net.Http.Headers;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Fields;
 
 /// <summary>
 /// What the head compaction needs to know about a header name before it touches a line.
@@ -19,23 +20,30 @@ namespace HeaderCache.Compaction;
 /// paths, the rest keep the casing sent). The list must never hold a name Kestrel does not store in a
 /// field, or the casing seen by the application could change.</para>
 /// </remarks>
-internal static class HeaderNameTable
+internal static class FieldNames
 {
+    // Kestrel keeps these two in fields of its own; HeaderNames has no constant for them.
+    private const string AltUsed = "Alt-Used";
+    private const string Translate = "Translate";
+
     private static readonly string[] KeptForKestrel =
     [
-        "Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Expect", "Upgrade", "TE",
+        HeaderNames.Host, HeaderNames.ContentLength, HeaderNames.TransferEncoding, HeaderNames.Connection, HeaderNames.KeepAlive,
+        HeaderNames.Expect, HeaderNames.Upgrade, HeaderNames.TE,
     ];
 
     // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders). Sized by KnownCount, so
     // that the compiler holds the two together.
     private static readonly string[] Known = new string[KnownCount]
     {
-        "Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language", "Access-Control-Request-Headers",
-        "Access-Control-Request-Method", "Alt-Used", "Authorization", "baggage", "Cache-Control", "Content-Type", "Cookie",
-        "Correlation-Context", "Date", "From", "Grpc-Accept-Encoding", "Grpc-Encoding", "Grpc-Timeout",
-        "If-Match", "If-Modified-Since", "If-None-Match", "If-Range", "If-Unmodified-Since", "Max-Forwards",
-        "Origin", "Pragma", "Proxy-Authorization", "Range", "Referer", "Request-Id", "traceparent",
-        "tracestate", "Translate", "Upgrade-Insecure-Requests", "User-Agent", "Via", "Warning",
+        HeaderNames.Accept, HeaderNames.AcceptCharset, HeaderNames.AcceptEncoding, HeaderNames.AcceptLanguage,
+        HeaderNames.AccessControlRequestHeaders, HeaderNames.AccessControlRequestMethod, AltUsed, HeaderNames.Authorization,
+        HeaderNames.Baggage, HeaderNames.CacheControl, HeaderNames.ContentType, HeaderNames.Cookie, HeaderNames.CorrelationContext,
+        HeaderNames.Date, HeaderNames.From, HeaderNames.GrpcAcceptEncoding, HeaderNames.GrpcEncoding, HeaderNames.GrpcTimeout,
+        HeaderNames.IfMatch, HeaderNames.IfModifiedSince, HeaderNames.IfNoneMatch, HeaderNames.IfRange, HeaderNames.IfUnmodifiedSince,
+        HeaderNames.MaxForwards, HeaderNames.Origin, HeaderNames.Pragma, HeaderNames.ProxyAuthorization, HeaderNames.Range,
+        HeaderNames.Referer, HeaderNames.RequestId, HeaderNames.TraceParent, HeaderNames.TraceState, Translate,
+        HeaderNames.UpgradeInsecureRequests, HeaderNames.UserAgent, HeaderNames.Via, HeaderNames.Warning,
     };
 
     // The known names, then the kept ones: one look-up per line tells all three kinds apart.

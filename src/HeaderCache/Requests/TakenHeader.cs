@@ -2,14 +2,14 @@ using System.Buffers.Binary;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Requests;
 
 /// <summary>
 /// One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is in the
 /// section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/> for a
 /// line that stays for Kestrel), which the head's request reads from the queue.
 /// </summary>
-internal struct HeaderLine
+internal struct TakenHeader
 {
     /// <summary>Offset of the line in the section.</summary>
     public int Start;
@@ -22,7 +22,8 @@ internal struct HeaderLine
     /// rarely share one. Sixteen bits: the memo of lines keeps it for every line it remembers.</summary>
     public ushort Key;
 
-    /// <summary>Position of a name Kestrel keeps in a field in <see cref="HeaderNameTable.KnownNames"/>, or -1.</summary>
+    /// <summary>Position of a name Kestrel keeps in a field of its own among its known names (<c>FieldNames</c>), or
+    /// -1.</summary>
     public short Known;
 
     /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
@@ -45,10 +46,6 @@ internal struct HeaderLine
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
     public bool Repeat;
 
-    /// <summary>Whether the line's header is one whose strings the shared tier may serve (the tier is on, the name is on
-    /// <see cref="ShareableHeaders"/> and not excluded).</summary>
-    public bool Shared;
-
     /// <summary>Whether a new string was made for the taken line's name or value (a miss, or a string the cache does
     /// not hold), as Kestrel alone would have made one.</summary>
     public bool Created;
@@ -59,7 +56,7 @@ internal struct HeaderLine
 
     /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public HeaderLine(int start, int end, ReadOnlySpan<byte> name)
+    public TakenHeader(int start, int end, ReadOnlySpan<byte> name)
         : this(start, end, name.Length, KeyOf(name))
     {
     }
@@ -69,7 +66,7 @@ internal struct HeaderLine
     /// memo of lines has its key from when it was remembered.</summary>
     // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public HeaderLine(int start, int end, int nameLength, ushort key)
+    public TakenHeader(int start, int end, int nameLength, ushort key)
     {
         Start = start;
         End = end;

@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// Kestrel's limits on a request head, as the compactor applies them: a head over any of them is handed

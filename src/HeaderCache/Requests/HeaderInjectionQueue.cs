@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Requests;
 
 /// <summary>
 /// The header lines taken out of each compacted head, in request order, waiting for the request
@@ -18,7 +18,7 @@ namespace HeaderCache.Compaction;
 /// </remarks>
 internal sealed class HeaderInjectionQueue
 {
-    private HeaderLine[] _lines = [];
+    private TakenHeader[] _lines = [];
     private int[] _counts = [];
     private int _lineStart;
     private int _lineEnd;
@@ -34,14 +34,14 @@ internal sealed class HeaderInjectionQueue
 
     /// <summary>The lines recorded for the head being read, after the published ones; the compactor changes them in place
     /// until it publishes or discards them.</summary>
-    public Span<HeaderLine> Recorded => _lines.AsSpan(_lineEnd, _recorded);
+    public Span<TakenHeader> Recorded => _lines.AsSpan(_lineEnd, _recorded);
 
     /// <summary>The slot after the <see cref="Recorded"/> lines, for the compactor to fill in place: it is one of them
     /// once <see cref="Record"/> is called, and is overwritten by the next line otherwise.</summary>
     // Inlined: code compiled ahead, and tier 1 in the sample server under wrk, called it for every taken line; the
     // queue makes room for a connection's longest head once.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public ref HeaderLine NextLine()
+    public ref TakenHeader NextLine()
     {
         if (_lineEnd + _recorded == _lines.Length)
         {
@@ -116,7 +116,7 @@ internal sealed class HeaderInjectionQueue
     /// <summary>The lines of the entry <see cref="TryTake"/> took last, in the order they were sent, each with its value.
     /// They stay readable while that entry's request runs: the next head, whose lines may be recorded over them, is read
     /// only once Kestrel asks for more, after that request has ended.</summary>
-    public ReadOnlySpan<HeaderLine> Taken => _lines.AsSpan(_takenStart, _takenCount);
+    public ReadOnlySpan<TakenHeader> Taken => _lines.AsSpan(_takenStart, _takenCount);
 
     /// <summary>Takes the oldest entry and leaves its lines in <see cref="Taken"/>.</summary>
     /// <returns><see langword="false"/> when no entry was waiting.</returns>
@@ -157,7 +157,7 @@ internal sealed class HeaderInjectionQueue
         }
         else
         {
-            var grown = new HeaderLine[Math.Max(16, _lines.Length * 2)];
+            var grown = new TakenHeader[Math.Max(16, _lines.Length * 2)];
             Array.Copy(_lines, _lineStart, grown, 0, used);
             _lines = grown;
         }

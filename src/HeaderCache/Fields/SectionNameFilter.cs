@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Fields;
 
 /// <summary>
 /// The names of a header section so far, as 128 bits, so that telling whether a line repeats an earlier line's name
@@ -10,7 +10,7 @@ namespace HeaderCache.Compaction;
 /// </summary>
 internal struct SectionNameFilter
 {
-    private const int OtherNameBits = 128 - HeaderNameTable.KnownCount;
+    private const int OtherNameBits = 128 - FieldNames.KnownCount;
 
     // Two words, not a UInt128: its shifts are not one instruction, and this is asked for every line.
     private ulong _low;
@@ -22,7 +22,7 @@ internal struct SectionNameFilter
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool Add(int known, ushort key)
     {
-        int bit = known >= 0 ? known : HeaderNameTable.KnownCount + (int)(((ulong)((uint)key * 0x9E3779B9u) * (uint)OtherNameBits) >> 32);
+        int bit = known >= 0 ? known : FieldNames.KnownCount + (int)(((ulong)((uint)key * 0x9E3779B9u) * (uint)OtherNameBits) >> 32);
         ref ulong word = ref bit < 64 ? ref _low : ref _high;
         ulong mask = 1UL << bit;   // a shift counts modulo 64
         if ((word & mask) == 0)

@@ -1,18 +1,18 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
-namespace HeaderCache.Compaction;
+using HeaderCache.Requests;
+
+namespace HeaderCache.Fields;
 
 /// <summary>
 /// Which of a connection's values are worth looking up in its cache. Per name, values that keep missing (request
 /// ids, per-file ETags, timestamps) would evict values that do come back: after <see cref="MissesBeforeNameBypass"/>
 /// misses in a row a name's values are created directly, and only every <see cref="NameProbeInterval"/>-th is looked
 /// up (and admitted) again, so a name whose values start repeating comes back. Per connection, one whose values almost
-/// never repeat (a hostile or highly varied client) steps aside: taking its lines costs more CPU than Kestrel's own
-/// parse of them (31-35 % more CPU per request on the churn profile in memory), for nothing but its names' strings.
+/// never repeat (a hostile or highly varied client) steps aside: taking its fields costs more CPU than Kestrel's own
+/// work on them, for nothing but its names' strings.
 /// </summary>
-/// <remarks>Fewer misses (8) also bypassed names whose large values hit now and then (a pool of cookies): more lines
-/// served, but more bytes allocated.</remarks>
 internal struct ValueAdmission
 {
     /// <summary>Value lookups over which the connection's hit rate is judged.</summary>
@@ -37,13 +37,14 @@ internal struct ValueAdmission
     /// <summary>A connection's admission, for a cache of names with <paramref name="nameSlots"/> slots.</summary>
     public ValueAdmission(int nameSlots)
     {
-        Debug.Assert(HeaderNameTable.KnownCount + nameSlots < byte.MaxValue, "An entry of the history is named in a byte.");
+        Debug.Assert(FieldNames.KnownCount + nameSlots < byte.MaxValue, "An entry of the history is named in a byte.");
         _nameSlots = nameSlots;
         _nameMisses = [];
     }
 
-    /// <summary>Why the connection steps aside once the current line is read, or <see cref="PassThroughReason.None"/>.</summary>
-    public PassThroughReason StepAside { readonly get; private set; }
+    /// <summary>Whether fewer than one in <see cref="MinValueHitRateInverse"/> of the last window's lookups were hits:
+    /// the connection steps aside once the current field is read.</summary>
+    public bool ValuesDoNotRepeat { readonly get; private set; }
 
     /// <summary>Whether a name with this many misses in a row has its values created without a look-up.</summary>
     public static bool IsBypassed(byte misses) => misses >= MissesBeforeNameBypass;
@@ -70,7 +71,7 @@ internal struct ValueAdmission
     public readonly ref byte Misses(int history) => ref _nameMisses[history];
 
     /// <summary>The misses in a row of a line's name.</summary>
-    public ref byte Misses(in HeaderLine line)
+    public ref byte Misses(in TakenHeader line)
     {
         int entry = History(line);
         if (entry == _nameMisses.Length - 1)
@@ -83,9 +84,9 @@ internal struct ValueAdmission
 
     /// <summary>The entry of the history of a line's name (a known name's index, else its slot in the cache of names
     /// after the known ones), which exists from here on: the memo keeps it for the lines it remembers.</summary>
-    public byte History(in HeaderLine line)
+    public byte History(in TakenHeader line)
     {
-        int known = HeaderNameTable.KnownCount;
+        int known = FieldNames.KnownCount;
         if (_nameMisses.Length == 0)
         {
             _nameMisses = new byte[known + _nameSlots + 1];
@@ -99,14 +100,12 @@ internal struct ValueAdmission
     {
         if (_nameMisses.Length != 0)
         {
-            _nameMisses[HeaderNameTable.KnownCount + nameSlot] = 0;
+            _nameMisses[FieldNames.KnownCount + nameSlot] = 0;
         }
     }
 
     /// <summary>Counts a value looked up (or served as a look-up would have) for the name whose misses are
     /// <paramref name="misses"/>.</summary>
-    /// <remarks>Inlined (code compiled ahead, and tier 1 in the sample server under wrk, called it for every value
-    /// served); the window ends once in <see cref="ValueWindow"/> lookups.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Count(ref byte misses, bool hit)
     {
@@ -125,7 +124,7 @@ internal struct ValueAdmission
     {
         if (_hits * MinValueHitRateInverse < ValueWindow)
         {
-            StepAside = PassThroughReason.ValuesDoNotRepeat;
+            ValuesDoNotRepeat = true;
         }
 
         _lookups = _hits = 0;

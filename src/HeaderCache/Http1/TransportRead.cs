@@ -3,7 +3,7 @@ using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks.Sources;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// The source and token behind a pending read of the transport, so that Kestrel can wait on the transport's read

@@ -1,6 +1,8 @@
+using HeaderCache.Diagnostics;
 using HeaderCache.Caching;
+using static HeaderCache.Caching.HttpBytes;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// The request lines after which a connection's heads are compacted: <c>token SP target SP HTTP/1.1 CRLF</c> with a
@@ -8,8 +10,6 @@ namespace HeaderCache.Compaction;
 /// </summary>
 internal static class RequestLine
 {
-    private const byte CR = (byte)'\r';
-    private const byte SP = (byte)' ';
 
     /// <summary>
     /// Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.

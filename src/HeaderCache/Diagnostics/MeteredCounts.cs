@@ -1,4 +1,4 @@
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Diagnostics;
 
 /// <summary>What one connection (or several, added up) has done, in the units the instruments report.</summary>
 internal struct MeteredCounts

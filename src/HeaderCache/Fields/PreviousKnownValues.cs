@@ -3,10 +3,12 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Text;
 
-namespace HeaderCache.Compaction;
+using HeaderCache.Requests;
+
+namespace HeaderCache.Fields;
 
 /// <summary>
-/// Kestrel's single-valued known headers of the previous head, by <see cref="HeaderNameTable"/> index: Kestrel hands
+/// Kestrel's single-valued known headers of the previous head, by <see cref="FieldNames"/> index: Kestrel hands
 /// back such a string, at no cost, when the next request sends the same bytes, so a line that does is left to it. Each
 /// line of a head notes its value here as it is recorded, which no later line of the head reads (a later line of the
 /// name is a repeat, always taken); what the next head may reuse changes only once the head is complete.
@@ -50,9 +52,9 @@ internal struct PreviousKnownValues
     /// <summary>The previous string of a known name Kestrel reuses.</summary>
     public readonly string? this[int known] => _values[known].Value;
 
-    /// <summary>Notes a recorded line of a known name: its value, or, when it was left (<see cref="HeaderLine.Value"/>
+    /// <summary>Notes a recorded line of a known name: its value, or, when it was left (<see cref="TakenHeader.Value"/>
     /// null), that Kestrel hands back the previous one.</summary>
-    public void Note(in HeaderLine line, ReadOnlySpan<byte> value)
+    public void Note(in TakenHeader line, ReadOnlySpan<byte> value)
     {
         ulong bit = 1UL << line.Known;
         _repeated |= _present & bit;
@@ -66,7 +68,7 @@ internal struct PreviousKnownValues
 
         if (_values.Length == 0)
         {
-            _values = new PreviousValue[HeaderNameTable.KnownCount];
+            _values = new PreviousValue[FieldNames.KnownCount];
         }
 
         // The line's bytes, not the string's: a string the cache served was made long ago, and under load reading it
@@ -76,7 +78,7 @@ internal struct PreviousKnownValues
     }
 
     /// <summary>A line left to Kestrel is taken after all (its name repeats later in the head).</summary>
-    public void Take(in HeaderLine line) => LeftLength -= line.End - line.Start;
+    public void Take(in TakenHeader line) => LeftLength -= line.End - line.Start;
 
     /// <summary>Forgets the values: the next head reuses none.</summary>
     public void Release() => (_values, _reusable) = ([], 0);

@@ -1,4 +1,5 @@
-namespace HeaderCache.Compaction;
+using HeaderCache.Diagnostics;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next request

@@ -1,6 +1,7 @@
+using HeaderCache.Diagnostics;
 using System.Text;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// What a head's lines that Kestrel acts on tell the reader about what follows the head: a body of known length, or an

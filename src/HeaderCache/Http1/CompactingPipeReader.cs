@@ -1,9 +1,11 @@
+using HeaderCache.Diagnostics;
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks.Sources;
+using static HeaderCache.Caching.HttpBytes;
 
-namespace HeaderCache.Compaction;
+namespace HeaderCache.Http1;
 
 /// <summary>
 /// The <see cref="PipeReader"/> Kestrel reads instead of the transport's. Kestrel reads the transport's own
@@ -24,8 +26,6 @@ namespace HeaderCache.Compaction;
 /// </remarks>
 internal sealed class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
 {
-    private const byte CR = (byte)'\r';
-    private const byte LF = (byte)'\n';
     private const byte TlsHandshake = 0x16;
 
     // A request line spanning segments is made contiguous up to this many bytes (leading CR/LF and the line).

@@ -1,0 +1,168 @@
+using System.Text;
+using HeaderCache.Caching;
+using HeaderCache.Requests;
+
+namespace HeaderCache.Fields;
+
+/// <summary>
+/// Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant or the
+/// connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
+/// connection's cache of values, or a new string where the cache would not pay (too long, excluded, a name whose values
+/// never come back).
+/// </summary>
+internal sealed class FieldResolver
+{
+    /// <summary>The value slot a resolved value is reported in when it is one of <see cref="WellKnownStrings.Values"/>,
+    /// which take no slot.</summary>
+    public const short WellKnownSlot = -2;
+
+    private readonly HeaderStringCache _values;
+    private readonly HeaderStringCache _names;
+    private readonly byte[][] _excluded;
+    private ValueAdmission _admission;
+
+    /// <summary>Creates the resolver of one connection.</summary>
+    /// <param name="values">The connection's cache of values.</param>
+    /// <param name="names">The connection's cache of the names Kestrel has no constant for: a connection's names are few
+    /// and stable, and kept apart they take no slot from the values.</param>
+    /// <param name="excludedNames">Names whose values are never cached.</param>
+    public FieldResolver(HeaderStringCache values, HeaderStringCache names, IEnumerable<string>? excludedNames = null)
+    {
+        _values = values;
+        _names = names;
+        _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
+        _admission = new ValueAdmission(names.SlotCount);
+    }
+
+    /// <summary>A connection's resolver with caches of the configured sizes: <paramref name="slotCount"/> values of at
+    /// most <paramref name="maxLength"/> bytes, and the names Kestrel has no constant for.</summary>
+    public static FieldResolver Create(int slotCount, int maxLength, IEnumerable<string>? excludedNames = null) => new(
+        new HeaderStringCache(slotCount, maxLength),
+        new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(maxLength, HeaderStringCache.NameMaxLength), WellKnownStrings.Names),
+        excludedNames);
+
+    /// <summary>The connection's cache of values.</summary>
+    public HeaderStringCache Values => _values;
+
+    /// <summary>The connection's cache of names.</summary>
+    public HeaderStringCache Names => _names;
+
+    /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>): taking its
+    /// fields then costs more than Kestrel's own work, for nothing.</summary>
+    public bool ValuesDoNotRepeat => _admission.ValuesDoNotRepeat;
+
+    /// <summary>The string of a name Kestrel has no constant for, from the cache of names; <paramref name="slot"/> is -1
+    /// for a name too long for it, which gets a new string.</summary>
+    public string ResolveName(ReadOnlySpan<byte> name, ref bool created, out short slot)
+    {
+        // Names are validated tokens, so the cache refuses only names longer than its limit.
+        string? resolved = _names.GetOrAdd(name, out int found, out bool hit, ref created);
+        slot = (short)found;
+        if (resolved is null)
+        {
+            created = true;
+            return HeaderStringCache.Decode(name);
+        }
+
+        if (!hit)
+        {
+            // The slot held another name, or none: that name's history of values is not this one's.
+            _admission.Restart(found);
+        }
+
+        return resolved;
+    }
+
+    /// <summary>
+    /// The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (Kestrel's
+    /// answer to such a field is Kestrel's to give). <paramref name="slot"/> says where the cache of values holds it
+    /// (<see cref="WellKnownSlot"/> for a well-known value), or is -1.
+    /// </summary>
+    public string? ResolveValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out short slot)
+    {
+        slot = -1;
+        if (value.IsEmpty)
+        {
+            return string.Empty;
+        }
+
+        if (value.Length > _values.MaxLength || IsExcluded(name))
+        {
+            field.Created = true;
+            return HeaderStringCache.DecodeIfValid(value);
+        }
+
+        ref byte misses = ref _admission.Misses(field);
+        if (ValueAdmission.Bypasses(ref misses))
+        {
+            field.Created = true;
+            return HeaderStringCache.DecodeIfValid(value);
+        }
+
+        if (WellKnownStrings.Values.TryGet(value, out string? wellKnown))
+        {
+            slot = WellKnownSlot;
+            _admission.Count(ref misses, hit: true);
+            return wellKnown;
+        }
+
+        string? resolved = _values.GetOrAdd(value, out int found, out bool hit, ref field.Created);
+        if (resolved is not null)
+        {
+            slot = (short)found;
+            _admission.Count(ref misses, hit);
+        }
+
+        return resolved;
+    }
+
+    /// <summary>Whether the name a field was resolved to before is still where it was: Kestrel's constant, or the string
+    /// the cache of names still holds in that slot.</summary>
+    public bool IsNameHeld(int kind, int slot, string name) => kind >= 0 || ReferenceEquals(_names.StringAt(slot), name);
+
+    /// <summary>The name resolved before, which <see cref="IsNameHeld"/> says is still there, served as a lookup
+    /// would serve it.</summary>
+    public string RecallName(int kind, int slot) => kind >= 0 ? FieldNames.KnownName(kind) : _names.Touch(slot);
+
+    /// <summary>
+    /// The value resolved before to <paramref name="value"/> in <paramref name="slot"/>, served as a lookup would serve
+    /// it, or <see langword="null"/> when a lookup now would not (the cache has let go of it, or the name's values are now
+    /// created without a lookup): the caller then resolves it again.
+    /// </summary>
+    public string? RecallValue(int history, int slot, string value)
+    {
+        ref byte misses = ref _admission.Misses(history);
+        if (ValueAdmission.IsBypassed(misses) || (slot != WellKnownSlot && !ReferenceEquals(_values.StringAt(slot), value)))
+        {
+            return null;
+        }
+
+        _admission.Count(ref misses, hit: true);
+        return slot == WellKnownSlot ? value : _values.Touch(slot);
+    }
+
+    /// <summary>Where the history of a field's name is kept, for a caller that remembers the field.</summary>
+    public byte History(in TakenHeader field) => _admission.History(field);
+
+    /// <summary>The connection ended or passes through: lets go of the caches' strings and the names' histories. The
+    /// counters stay for the metrics.</summary>
+    public void Release()
+    {
+        _values.Release();
+        _names.Release();
+        _admission.Release();
+    }
+
+    private bool IsExcluded(ReadOnlySpan<byte> name)
+    {
+        foreach (byte[] excluded in _excluded)
+        {
+            if (Ascii.EqualsIgnoreCase(name, excluded))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+}

@@ -1,0 +1,299 @@
+using System.Diagnostics;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
+using HeaderCache.Caching;
+using HeaderCache.Fields;
+
+namespace HeaderCache.Http1;
+
+/// <summary>
+/// The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to be
+/// valid, of which kind, and with which strings, without being parsed, classified and looked up name and value apart.
+/// </summary>
+/// <remarks>
+/// <para>A lookup is a fingerprint of the line, a scan of <see cref="Size"/> fingerprints and one compare of bytes against
+/// the line as it was remembered; being equal to bytes that were checked when they were remembered is also the check of
+/// the bytes. Only lines in the layout nearly every client uses are remembered, <c>name: value</c> with one space and a
+/// non-empty value, so that the compare decides the whole line.</para>
+/// <para>The remembered lines' bytes sit together in one array, so the compares read that array and never the strings,
+/// which lie each elsewhere in the heap.</para>
+/// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's strings,
+/// and the reader serves the line from it only while they still do, touching them as the lookups it saves would have;
+/// otherwise the line goes the long way and is remembered again. Entries are replaced oldest first, but for those found
+/// since the replacement hand last passed them (CLOCK's second chance). Storage is allocated at the first line
+/// remembered.</para>
+/// </remarks>
+internal sealed class LineMemo
+{
+    /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines, a reverse proxy's
+    /// pooled connection, carrying many users, about twice as many.</summary>
+    public const int Size = 64;
+
+    /// <summary>Most bytes of remembered lines: a browser's lines take about 1.5 KB, a proxy's about 4 KB.</summary>
+    public const int MaxBytes = 8192;
+
+    /// <summary>Longest line remembered: a value the cache of values holds is at most 256 bytes by default.</summary>
+    public const int MaxLineLength = 512;
+
+    /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownStrings.Values"/>, which is in no slot.</summary>
+    public const short WellKnownValue = -2;
+
+    private const int MinBytes = 256;
+
+    private readonly uint _seed = (uint)Random.Shared.Next();
+    private uint[] _fingerprints = [];
+    private Entry[] _entries = [];
+    private byte[] _bytes = [];
+    private int _used;
+    private int _hand;
+    private uint _fingerprint;
+    private int _found = -1;
+
+    // One bit per entry found since the replacement hand last passed it.
+    private ulong _foundSinceHand;
+
+    /// <summary>One remembered line.</summary>
+    public struct Entry
+    {
+        /// <summary>The name exactly as sent: Kestrel's constant, or the string in the cache of names; empty for a
+        /// <see cref="FieldNames.Kept"/> line. Null marks an entry that holds no line.</summary>
+        public string Name;
+
+        /// <summary>The value exactly as sent; empty for a <see cref="FieldNames.Kept"/> line.</summary>
+        public string Value;
+
+        /// <summary>A known name's position in <see cref="FieldNames.KnownNames"/>, or <see cref="FieldNames.Other"/>,
+        /// or <see cref="FieldNames.Kept"/>.</summary>
+        public sbyte Kind;
+
+        /// <summary>For <see cref="FieldNames.Other"/>: the slot of the cache of names that held <see cref="Name"/>.</summary>
+        public byte NameSlot;
+
+        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or <see cref="WellKnownValue"/>, or -1
+        /// (a value Kestrel reused, a kept line).</summary>
+        public short ValueSlot;
+
+        /// <summary>Length of <see cref="Name"/>, so that a recalled line never reads the string.</summary>
+        public byte NameLength;
+
+        /// <summary>The name's <see cref="Requests.TakenHeader.Key"/>.</summary>
+        public ushort Key;
+
+        /// <summary>Where the resolver keeps the name's history of values (<see cref="ValueAdmission"/>).</summary>
+        public byte History;
+
+        // Where the line's bytes are in _bytes, and how many (name, ": ", value).
+        internal ushort Offset;
+        internal ushort Length;
+    }
+
+    /// <summary>The entry at <paramref name="index"/>.</summary>
+    public ref readonly Entry this[int index] => ref _entries[index];
+
+    /// <summary>Lets go of every remembered line and their bytes.</summary>
+    public void Release()
+    {
+        (_fingerprints, _entries, _bytes) = ([], [], []);
+        (_used, _hand, _found, _foundSinceHand) = (0, 0, -1, 0);
+    }
+
+    /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
+    public int Find(ReadOnlySpan<byte> line)
+    {
+        _fingerprint = HeaderStringCache.Fingerprint(line, _seed);
+        _found = -1;
+        for (ulong candidates = Candidates(_fingerprint); candidates != 0; candidates &= candidates - 1)
+        {
+            int index = BitOperations.TrailingZeroCount(candidates);
+            ref readonly Entry entry = ref _entries[index];
+            if (entry.Name is not null && line.Length == entry.Length && EqualBytes(line, _bytes.AsSpan(entry.Offset, entry.Length)))
+            {
+                _foundSinceHand |= 1UL << index;
+                _found = index;
+                break;
+            }
+        }
+
+        return _found;
+    }
+
+    /// <summary>
+    /// Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/>, with
+    /// <paramref name="entry"/>'s strings: in place of the entry found for it (whose strings the caches no longer held
+    /// there), else in place of the oldest. A line longer than <see cref="MaxLineLength"/>, or one there is no room for,
+    /// is not remembered.
+    /// </summary>
+    public void Remember(in Entry entry, ReadOnlySpan<byte> line)
+    {
+        if (line.Length > MaxLineLength)
+        {
+            return;
+        }
+
+        Debug.Assert(entry.Name.Length <= byte.MaxValue, "A name is Kestrel's constant or one the cache of names holds.");
+        if (_entries.Length == 0)
+        {
+            _fingerprints = new uint[Size];
+            _entries = new Entry[Size];
+        }
+
+        int index = _found;
+        if (index >= 0)
+        {
+            // The same bytes: they stay where they are.
+            ref Entry same = ref _entries[index];
+            (ushort offset, ushort length) = (same.Offset, same.Length);
+            same = entry;
+            (same.Offset, same.Length, same.NameLength) = (offset, length, (byte)entry.Name.Length);
+            _foundSinceHand &= ~(1UL << index);
+            return;
+        }
+
+        while ((_foundSinceHand & (1UL << _hand)) != 0)
+        {
+            _foundSinceHand &= ~(1UL << _hand);
+            _hand = (_hand + 1) % Size;
+        }
+
+        index = _hand;
+        _hand = (_hand + 1) % Size;
+        ref Entry added = ref _entries[index];
+        added.Name = null!;
+        if (!TryReserve(line.Length, out int at))
+        {
+            return;
+        }
+
+        line.CopyTo(_bytes.AsSpan(at));
+        _fingerprints[index] = _fingerprint;
+        added = entry;
+        (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (byte)entry.Name.Length);
+    }
+
+    /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
+    /// <c>name: value</c>, nothing around the value.</summary>
+    public static bool IsPlainLayout(ReadOnlySpan<byte> content, int nameLength, int valueLength) =>
+        valueLength > 0 && content.Length == nameLength + 2 + valueLength && content[nameLength + 1] == HttpBytes.SP;
+
+    // One bit per entry whose fingerprint is this one.
+    private ulong Candidates(uint fingerprint)
+    {
+        if (_fingerprints.Length == 0)
+        {
+            return 0;
+        }
+
+        if (Vector256.IsHardwareAccelerated)
+        {
+            ref uint first = ref MemoryMarshal.GetArrayDataReference(_fingerprints);
+            Vector256<uint> target = Vector256.Create(fingerprint);
+            ulong candidates = 0;
+            for (int i = 0; i < Size; i += Vector256<uint>.Count)
+            {
+                candidates |= (ulong)Vector256.Equals(Vector256.LoadUnsafe(ref first, (nuint)i), target).ExtractMostSignificantBits() << i;
+            }
+
+            return candidates;
+        }
+
+        ulong scalar = 0;
+        for (int i = 0; i < Size; i++)
+        {
+            scalar |= _fingerprints[i] == fingerprint ? 1UL << i : 0;
+        }
+
+        return scalar;
+    }
+
+    // Lines are 16 to a few hundred bytes: an inlined vector loop, where SequenceEqual's call and its dispatch on the
+    // length cost about as much as the compare itself.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool EqualBytes(ReadOnlySpan<byte> line, ReadOnlySpan<byte> remembered)
+    {
+        if (!Vector128.IsHardwareAccelerated || line.Length < Vector128<byte>.Count)
+        {
+            return line.SequenceEqual(remembered);
+        }
+
+        ref byte sent = ref MemoryMarshal.GetReference(line);
+        ref byte kept = ref MemoryMarshal.GetReference(remembered);
+        nuint last = (nuint)(line.Length - Vector128<byte>.Count);
+        for (nuint i = 0; i < last; i += (nuint)Vector128<byte>.Count)
+        {
+            if (Vector128.LoadUnsafe(ref sent, i) != Vector128.LoadUnsafe(ref kept, i))
+            {
+                return false;
+            }
+        }
+
+        // The last 16 bytes, overlapping the loop's last load.
+        return Vector128.LoadUnsafe(ref sent, last) == Vector128.LoadUnsafe(ref kept, last);
+    }
+
+    // Room for a line of this length at the end of _bytes: when there is none, the lines still remembered move to the
+    // start, in the array as it is or in a larger one, which leaves room for half as much again as they take.
+    private bool TryReserve(int length, out int at)
+    {
+        at = _used;
+        if (_used + length <= _bytes.Length)
+        {
+            _used += length;
+            return true;
+        }
+
+        int live = 0;
+        foreach (ref readonly Entry entry in _entries.AsSpan())
+        {
+            live += entry.Name is null ? 0 : entry.Length;
+        }
+
+        if (live + length > MaxBytes)
+        {
+            return false;
+        }
+
+        // In steps of MinBytes rather than doubling: an idle connection keeps the array until it is trimmed.
+        int capacity = Math.Min(MaxBytes, (live + length + (live / 2) + MinBytes - 1) / MinBytes * MinBytes);
+        Compact(capacity <= _bytes.Length ? _bytes : new byte[capacity]);
+        at = _used;
+        _used += length;
+        return true;
+    }
+
+    // Moves the remembered lines to the start of target in the order they lie, so that in the same array no line is
+    // overwritten before it has moved.
+    private void Compact(byte[] target)
+    {
+        Span<byte> order = stackalloc byte[Size];
+        int count = 0;
+        for (int i = 0; i < _entries.Length; i++)
+        {
+            if (_entries[i].Name is null)
+            {
+                continue;
+            }
+
+            int j = count++;
+            for (; j > 0 && _entries[order[j - 1]].Offset > _entries[i].Offset; j--)
+            {
+                order[j] = order[j - 1];
+            }
+
+            order[j] = (byte)i;
+        }
+
+        int used = 0;
+        foreach (byte i in order[..count])
+        {
+            ref Entry entry = ref _entries[i];
+            _bytes.AsSpan(entry.Offset, entry.Length).CopyTo(target.AsSpan(used));
+            entry.Offset = (ushort)used;
+            used += entry.Length;
+        }
+
+        _bytes = target;
+        _used = used;
+    }
+}
