@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 
 namespace HeaderCache.Benchmarks.ConnectionPath;
 
@@ -40,6 +41,7 @@ internal static class ConnectionPathPairs
         var cpu = new double[Tenths, 2];
         var turns = new long[Tenths, 2];
         Alternate(servers, evictor, seconds, cpu, turns);
+        (long served, long created) = LinesTaken();
         foreach (ConnectionPathBenchmarks server in servers)
         {
             server.Cleanup();
@@ -53,7 +55,36 @@ internal static class ConnectionPathPairs
             (evictor is null ? string.Empty : $"{evictKilobytes} KB evicted before every request, ")
             + (hostLogging ? "host logging, " : string.Empty)
             + $"{profile}: CPU per request HeaderCache {headerCache / 1000:F2} us, Kestrel alone {kestrel / 1000:F2} us, ratio {headerCache / kestrel:F3}"
-            + $" (tenths of the run: median {(ratios[(Tenths / 2) - 1] + ratios[Tenths / 2]) / 2:F3}, {ratios[0]:F3} to {ratios[^1]:F3})");
+            + $" (tenths of the run: median {(ratios[(Tenths / 2) - 1] + ratios[Tenths / 2]) / 2:F3}, {ratios[0]:F3} to {ratios[^1]:F3})"
+            + $"; header lines HeaderCache took out: {served + created:N0}, served without a new string {100.0 * served / Math.Max(1, served + created):F1} %");
+    }
+
+    // The headercache.lines metric of the one server that has HeaderCache, as dotnet-counters would read it.
+    private static (long Served, long Created) LinesTaken()
+    {
+        long served = 0;
+        long created = 0;
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == HeaderCacheOptions.MeterName && instrument.Name == "headercache.lines")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+        {
+            foreach (KeyValuePair<string, object?> tag in tags)
+            {
+                if (tag.Key == "headercache.line.outcome")
+                {
+                    (tag.Value as string == "served" ? ref served : ref created) += value;
+                }
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        return (served, created);
     }
 
     // Turns of one invocation each (64 requests), the CPU time of each turn, less the evictor's, added to its server's
