@@ -1,6 +1,12 @@
+using System.Net;
+using System.Net.Sockets;
 using HeaderCache.Caching;
+using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
@@ -13,16 +19,20 @@ namespace HeaderCache.Hosting;
 internal sealed class HeaderCacheRuntime
 {
     private readonly IOptionsMonitor<HeaderCacheOptions> _options;
+    private readonly IServiceProvider _services;
     private int _requestPartMissingLogged;
     private readonly List<ListenOptions> _endpoints = [];
+    private readonly List<EndPoint> _listenerEndpoints = [];
     private HeaderCacheOptions _lastValid;
     private string? _lastFault;
     private SharedStrings? _sharedStrings;
 
     /// <summary>Created by dependency injection.</summary>
-    public HeaderCacheRuntime(IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory)
+    public HeaderCacheRuntime(
+        IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory, IServiceProvider services)
     {
         _options = options;
+        _services = services;
         Metrics = metrics;
         Logger = loggerFactory.CreateLogger(Log.Category);
 
@@ -43,15 +53,33 @@ internal sealed class HeaderCacheRuntime
     /// <summary>Set once the server runs the application through the request-level part (<c>HeaderCacheApplication</c>).</summary>
     public bool RequestPartActive { get; set; }
 
-    /// <summary>The endpoints whose connections HeaderCache's middleware reads.</summary>
-    public IReadOnlyList<ListenOptions> Endpoints
+    /// <summary>
+    /// Whether every connection Kestrel accepts gets the layer (<c>KestrelServerOptions.UseHeaderStringCache()</c>, which
+    /// the one line calls), through Kestrel's listener factories rather than any endpoint's connection middleware.
+    /// </summary>
+    public bool EveryEndpoint { get; private set; }
+
+    /// <summary>Whether Kestrel's listener factories were decorated when the server was created (it is Kestrel, registered
+    /// by its type), so that <see cref="EveryEndpoint"/> can act.</summary>
+    public bool ListenerFactoriesDecorated { get; set; }
+
+    /// <summary>
+    /// The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them. The server reads
+    /// them once, after Kestrel bound every endpoint.
+    /// </summary>
+    public IReadOnlyList<string> Endpoints
     {
         get
         {
+            ICollection<string> addresses = _services.GetService<IServer>()?.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
+            List<string> covered;
             lock (_endpoints)
             {
-                return [.. _endpoints];
+                covered = [.. _endpoints.Select(endpoint => endpoint.ToString()).OfType<string>()];
+                covered.AddRange(addresses.Where(address => _listenerEndpoints.Any(bound => Matches(address, bound))));
             }
+
+            return [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
         }
     }
 
@@ -81,6 +109,19 @@ internal sealed class HeaderCacheRuntime
         }
     }
 
+    /// <summary>
+    /// Whether a new connection is read, and with which options: <see langword="null"/> and the options, or why it is
+    /// not (switched off).
+    /// </summary>
+    public SkippedConnection? Admit(out HeaderCacheOptions options)
+    {
+        options = CurrentOptions();
+        return options.Enabled ? null : SkippedConnection.Disabled;
+    }
+
+    /// <summary>Puts the layer on every connection Kestrel accepts from now on (see <see cref="EveryEndpoint"/>).</summary>
+    public void CoverEveryEndpoint() => EveryEndpoint = true;
+
     /// <summary>Records the endpoint of a connection middleware that acts (built once per bound endpoint).</summary>
     public void OnConnectionMiddlewareBuilt(ListenOptions endpoint)
     {
@@ -93,6 +134,15 @@ internal sealed class HeaderCacheRuntime
         }
     }
 
+    /// <summary>Records an endpoint whose listener gives every connection the layer.</summary>
+    public void OnListenerBound(EndPoint endpoint)
+    {
+        lock (_endpoints)
+        {
+            _listenerEndpoints.Add(endpoint);
+        }
+    }
+
     /// <summary>Logs, once, that the request-level part is missing.</summary>
     public void ReportRequestPartMissing()
     {
@@ -101,4 +151,34 @@ internal sealed class HeaderCacheRuntime
             Log.RequestPartMissing(Logger);
         }
     }
+
+    // Kestrel names an IP endpoint "scheme://address:port", with "localhost" for the loopback pair it binds, and
+    // "[::]" or "0.0.0.0" for any address; a Unix socket "scheme://unix:path".
+    private static bool Matches(string address, EndPoint bound)
+    {
+        if (bound is IPEndPoint ip)
+        {
+            if (!Uri.TryCreate(address, UriKind.Absolute, out Uri? uri) || uri.Port != ip.Port)
+            {
+                return false;
+            }
+
+            if (uri.IsLoopback && IPAddress.IsLoopback(ip.Address))
+            {
+                return true;
+            }
+
+            return IPAddress.TryParse(uri.Host.Trim('[', ']'), out IPAddress? host)
+                && (host.Equals(ip.Address) || (IsAny(host) && IsAny(ip.Address)));
+        }
+
+        if (bound is UnixDomainSocketEndPoint)
+        {
+            return address.EndsWith("unix:" + bound, StringComparison.Ordinal);
+        }
+
+        return address.EndsWith(bound.ToString() ?? "\0", StringComparison.Ordinal);
+    }
+
+    private static bool IsAny(IPAddress address) => address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any);
 }

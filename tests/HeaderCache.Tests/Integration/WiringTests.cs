@@ -177,12 +177,12 @@ public sealed class WiringTests
         Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
     }
 
-    // Kestrel keeps only the last ConfigureEndpointDefaults callback: an application's own replaces HeaderCache's.
-    // The endpoints left without the middleware are named at startup, and they answer as Kestrel alone does.
+    // Kestrel keeps only the last ConfigureEndpointDefaults callback. HeaderCache sets none: it decorates Kestrel's
+    // listeners, so the application's own defaults after the one line replace nothing of HeaderCache's, and an endpoint
+    // that also calls UseHeaderStringCache() itself gets the same one layer.
     [Fact]
-    public async Task Endpoints_whose_defaults_the_application_replaced_are_named_at_startup()
+    public async Task Endpoints_with_the_applications_own_defaults_after_the_line_are_all_cached_and_named_at_startup()
     {
-        int explicitPort = 0;
         await using var server = await MinimalServer.StartAsync(builder =>
         {
             builder.WebHost.UseHeaderStringCache();
@@ -196,23 +196,17 @@ public sealed class WiringTests
 
         string[] addresses = [.. server.Addresses];
         Assert.Equal(2, addresses.Length);
-        var missing = server.Logs.HeaderCache.Where(e => e.Id.Id == 7).ToArray();
-        Assert.Single(missing);
-        Assert.Equal(LogLevel.Warning, missing[0].Level);
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
         var covered = server.Logs.HeaderCache.Where(e => e.Id.Id == 6).ToArray();
         Assert.Single(covered);
         foreach (string address in addresses)
         {
-            bool hasCache = covered[0].Message.Contains(address, StringComparison.Ordinal);
-            Assert.NotEqual(hasCache, missing[0].Message.Contains(address, StringComparison.Ordinal));
+            Assert.Contains(address, covered[0].Message, StringComparison.Ordinal);
             var endPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port);
             List<string> transcript = await RawHttp.ExchangeAsync(endPoint, [[Request], [Request]], RawHttp.Whole);
             Differential.AssertAnswers(Request, transcript[1]);
-            Assert.Equal(hasCache ? "yes" : "no", await MinimalServer.HasCacheAsync(endPoint));
-            explicitPort = hasCache ? endPoint.Port : explicitPort;
+            Assert.Equal("yes", await MinimalServer.HasCacheAsync(endPoint));
         }
-
-        Assert.NotEqual(0, explicitPort);
     }
 
     [Fact]
