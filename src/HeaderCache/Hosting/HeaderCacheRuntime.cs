@@ -65,7 +65,8 @@ internal sealed class HeaderCacheRuntime
 
     /// <summary>
     /// The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them. The server reads
-    /// them once, after Kestrel bound every endpoint.
+    /// them once, after Kestrel bound every endpoint: that read also logs, for each endpoint left without HeaderCache,
+    /// why and what to write.
     /// </summary>
     public IReadOnlyList<string> Endpoints
     {
@@ -79,7 +80,18 @@ internal sealed class HeaderCacheRuntime
                 covered.AddRange(addresses.Where(address => _listenerEndpoints.Any(bound => Matches(address, bound))));
             }
 
-            return [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
+            covered = [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
+
+            // With only the request-level part registered, nothing is covered, and the server says so in one error.
+            if (EveryEndpoint || covered.Count != 0)
+            {
+                foreach (string address in addresses.Where(address => !covered.Contains(address, StringComparer.OrdinalIgnoreCase) && !CoveredAsLocalhost(address, covered)))
+                {
+                    LogNotCovered(address);
+                }
+            }
+
+            return covered;
         }
     }
 
@@ -152,6 +164,34 @@ internal sealed class HeaderCacheRuntime
         }
     }
 
+    private void LogNotCovered(string address)
+    {
+        if (!EveryEndpoint)
+        {
+            Log.EndpointNotCovered(
+                Logger,
+                address,
+                "only endpoints whose ListenOptions call UseHeaderStringCache() get HeaderCache, and this one does not",
+                "To give it HeaderCache, write builder.WebHost.UseHeaderStringCache() (or kestrel.UseHeaderStringCache() in ConfigureKestrel) for every endpoint, or listenOptions.UseHeaderStringCache() on this one.");
+        }
+        else if (!ListenerFactoriesDecorated)
+        {
+            Log.EndpointNotCovered(
+                Logger,
+                address,
+                "the registered IServer is not Kestrel registered by its own type (a factory or an instance wraps it), so HeaderCache could not decorate Kestrel's connection listener factories",
+                "To give it HeaderCache, write listenOptions.UseHeaderStringCache() on this endpoint, or leave Kestrel's own IServer registration (UseKestrel) in place.");
+        }
+        else
+        {
+            Log.EndpointNotCovered(
+                Logger,
+                address,
+                "no connection listener of Kestrel's connection listener factories bound it (an HTTP/3-only endpoint, served over QUIC, which HeaderCache does not read)",
+                "HeaderCache reads HTTP/1.1 connections only: nothing to write for HTTP/3.");
+        }
+    }
+
     // Kestrel names an IP endpoint "scheme://address:port", with "localhost" for the loopback pair it binds, and
     // "[::]" or "0.0.0.0" for any address; a Unix socket "scheme://unix:path".
     private static bool Matches(string address, EndPoint bound)
@@ -181,4 +221,9 @@ internal sealed class HeaderCacheRuntime
     }
 
     private static bool IsAny(IPAddress address) => address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any);
+
+    // As the server matches them: "localhost" stands for the loopback endpoints it binds.
+    private static bool CoveredAsLocalhost(string address, List<string> covered) =>
+        Uri.TryCreate(address, UriKind.Absolute, out Uri? uri) && uri.IsLoopback && covered.Any(endpoint =>
+            Uri.TryCreate(endpoint, UriKind.Absolute, out Uri? other) && other.IsLoopback && other.Scheme == uri.Scheme && other.Port == uri.Port);
 }

@@ -209,6 +209,59 @@ public sealed class WiringTests
         }
     }
 
+    // Only the request-level part and one endpoint's own call: the other endpoint is named, with why it has no cache
+    // and what to write, in a warning of its own.
+    [Fact]
+    public async Task An_endpoint_left_without_the_cache_is_named_with_the_cause_and_what_to_write()
+    {
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            builder.Services.AddHeaderStringCache();
+            builder.WebHost.ConfigureKestrel(kestrel =>
+            {
+                kestrel.Listen(IPAddress.Loopback, 0);
+                kestrel.Listen(IPAddress.Loopback, 0, listen => listen.UseHeaderStringCache());
+            });
+        });
+
+        string[] addresses = [.. server.Addresses];
+        var covered = server.Logs.HeaderCache.Single(e => e.Id.Id == 6);
+        string with = addresses.Single(address => covered.Message.Contains(address, StringComparison.Ordinal));
+        string without = addresses.Single(address => address != with);
+        var named = server.Logs.HeaderCache.Where(e => e.Id.Id == 9).ToArray();
+        Assert.Single(named);
+        Assert.Equal(LogLevel.Warning, named[0].Level);
+        Assert.Contains($"HeaderCache is not on {without}: only endpoints whose ListenOptions call UseHeaderStringCache() get HeaderCache", named[0].Message, StringComparison.Ordinal);
+        Assert.Contains("write builder.WebHost.UseHeaderStringCache()", named[0].Message, StringComparison.Ordinal);
+        Assert.DoesNotContain(with, named[0].Message, StringComparison.Ordinal);
+        Assert.Contains(without, server.Logs.HeaderCache.Single(e => e.Id.Id == 7).Message, StringComparison.Ordinal);
+        Assert.Equal("yes", await MinimalServer.HasCacheAsync(new IPEndPoint(IPAddress.Loopback, new Uri(with).Port)));
+        Assert.Equal("no", await MinimalServer.HasCacheAsync(new IPEndPoint(IPAddress.Loopback, new Uri(without).Port)));
+    }
+
+    // The one line cannot decorate Kestrel's listeners when the application registers the server through a factory of its
+    // own: every endpoint is named with that cause, and served by Kestrel alone.
+    [Fact]
+    public async Task Endpoints_of_a_server_registered_through_a_factory_are_named_with_the_cause()
+    {
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            ServiceDescriptor kestrel = builder.Services.Last(d => d.ServiceType == typeof(IServer));
+            builder.Services.Remove(kestrel);
+            builder.Services.AddSingleton<IServer>(sp => (IServer)ActivatorUtilities.CreateInstance(sp, kestrel.ImplementationType!));
+            builder.WebHost.UseHeaderStringCache();
+        });
+
+        string address = server.Addresses.Single();
+        var named = server.Logs.HeaderCache.Single(e => e.Id.Id == 9);
+        Assert.Equal(LogLevel.Warning, named.Level);
+        Assert.Contains($"HeaderCache is not on {address}: the registered IServer is not Kestrel registered by its own type", named.Message, StringComparison.Ordinal);
+        Assert.Contains("write listenOptions.UseHeaderStringCache() on this endpoint", named.Message, StringComparison.Ordinal);
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+        Differential.AssertAnswers(Request, transcript[1]);
+        Assert.Equal("no", await MinimalServer.HasCacheAsync(server.EndPoint));
+    }
+
     [Fact]
     public async Task Changing_Enabled_in_appsettings_json_applies_to_new_connections_without_a_restart()
     {
