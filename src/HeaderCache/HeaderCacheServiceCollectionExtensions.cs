@@ -45,6 +45,7 @@ public static class HeaderCacheServiceCollectionExtensions
 
         services.AddMetrics();
         services.TryAddSingleton<HeaderCacheMetrics>();
+        services.TryAddSingleton(KestrelVersions.Current);
         services.TryAddSingleton<HeaderCacheRuntime>();
         DecorateServer(services);
         return services;

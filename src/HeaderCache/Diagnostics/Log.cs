@@ -32,4 +32,10 @@ internal static partial class Log
 
     [LoggerMessage(9, LogLevel.Warning, "HeaderCache is not on {Endpoint}: {Cause}. {Fix}")]
     public static partial void EndpointNotCovered(ILogger logger, string endpoint, string cause, string fix);
+
+    [LoggerMessage(13, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: every connection passes through uncached, since HeaderCache reproduces the HTTP/1.1 parser of the Kestrel it was compared with. Use a HeaderCache built for Kestrel {Running}, or set HeaderCache:AllowUntestedKestrelVersion to true to run it anyway.")]
+    public static partial void UntestedKestrel(ILogger logger, string running, string tested);
+
+    [LoggerMessage(14, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: HeaderCache:AllowUntestedKestrelVersion is true, so new connections get the cache on a parser nobody compared it with.")]
+    public static partial void UntestedKestrelAllowed(ILogger logger, string running, string tested);
 }

@@ -20,6 +20,7 @@ internal sealed class HeaderCacheRuntime
 {
     private readonly IOptionsMonitor<HeaderCacheOptions> _options;
     private readonly IServiceProvider _services;
+    private readonly KestrelVersions _versions;
     private int _requestPartMissingLogged;
     private readonly List<ListenOptions> _endpoints = [];
     private readonly List<EndPoint> _listenerEndpoints = [];
@@ -29,19 +30,27 @@ internal sealed class HeaderCacheRuntime
 
     /// <summary>Created by dependency injection.</summary>
     public HeaderCacheRuntime(
-        IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory, IServiceProvider services)
+        IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory, KestrelVersions versions, IServiceProvider services)
     {
         _options = options;
         _services = services;
+        _versions = versions;
         Metrics = metrics;
         Logger = loggerFactory.CreateLogger(Log.Category);
 
         // Valid at start (ValidateOnStart), so there is always a last valid value to fall back to.
         _lastValid = options.CurrentValue;
+        if (!versions.Match)
+        {
+            LogKestrelVersion(_lastValid);
+        }
     }
 
     /// <summary>The meter's instruments.</summary>
     public HeaderCacheMetrics Metrics { get; }
+
+    /// <summary>The Kestrel HeaderCache was tested with and the one it runs on.</summary>
+    public KestrelVersions KestrelVersions => _versions;
 
     /// <summary>The shared tier of the connections whose options have <see cref="HeaderCacheOptions.SharePopularValues"/>
     /// on: allocated (about 50 KB of arrays) when the first such connection opens.</summary>
@@ -123,12 +132,17 @@ internal sealed class HeaderCacheRuntime
 
     /// <summary>
     /// Whether a new connection is read, and with which options: <see langword="null"/> and the options, or why it is
-    /// not (switched off).
+    /// not (switched off; a Kestrel other than the one HeaderCache was tested with, unless the options allow it).
     /// </summary>
     public SkippedConnection? Admit(out HeaderCacheOptions options)
     {
         options = CurrentOptions();
-        return options.Enabled ? null : SkippedConnection.Disabled;
+        if (!options.Enabled)
+        {
+            return SkippedConnection.Disabled;
+        }
+
+        return _versions.Match || options.AllowUntestedKestrelVersion ? null : SkippedConnection.UntestedKestrel;
     }
 
     /// <summary>Puts the layer on every connection Kestrel accepts from now on (see <see cref="EveryEndpoint"/>).</summary>
@@ -161,6 +175,20 @@ internal sealed class HeaderCacheRuntime
         if (Interlocked.Exchange(ref _requestPartMissingLogged, 1) == 0)
         {
             Log.RequestPartMissing(Logger);
+        }
+    }
+
+    private void LogKestrelVersion(HeaderCacheOptions options)
+    {
+        string tested = KestrelVersions.Name(_versions.Tested);
+        string running = KestrelVersions.Name(_versions.Running);
+        if (options.AllowUntestedKestrelVersion)
+        {
+            Log.UntestedKestrelAllowed(Logger, running, tested);
+        }
+        else
+        {
+            Log.UntestedKestrel(Logger, running, tested);
         }
     }
 
