@@ -33,6 +33,15 @@ internal static partial class Log
     [LoggerMessage(9, LogLevel.Warning, "HeaderCache is not on {Endpoint}: {Cause}. {Fix}")]
     public static partial void EndpointNotCovered(ILogger logger, string endpoint, string cause, string fix);
 
+    [LoggerMessage(10, LogLevel.Information, "HeaderCache's configuration is valid again: new connections use it (Enabled {Enabled}, SlotCount {SlotCount}, MaxValueLength {MaxValueLength}).")]
+    public static partial void OptionsValidAgain(ILogger logger, bool enabled, int slotCount, int maxValueLength);
+
+    [LoggerMessage(11, LogLevel.Information, "HeaderCache is switched on (HeaderCache:Enabled is true): new connections get the cache.")]
+    public static partial void SwitchedOn(ILogger logger);
+
+    [LoggerMessage(12, LogLevel.Information, "HeaderCache is switched off (HeaderCache:Enabled is false): new connections go to Kestrel alone; open ones keep their cache.")]
+    public static partial void SwitchedOffAtRuntime(ILogger logger);
+
     [LoggerMessage(13, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: every connection passes through uncached, since HeaderCache reproduces the HTTP/1.1 parser of the Kestrel it was compared with. Use a HeaderCache built for Kestrel {Running}, or set HeaderCache:AllowUntestedKestrelVersion to true to run it anyway.")]
     public static partial void UntestedKestrel(ILogger logger, string running, string tested);
 

@@ -9,6 +9,7 @@ using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Hosting;
 
@@ -16,33 +17,58 @@ namespace HeaderCache.Hosting;
 /// The process-wide part of HeaderCache, registered by <c>AddHeaderStringCache()</c>: options, metrics,
 /// the logger, and what the connection and request-level parts need to know about each other.
 /// </summary>
-internal sealed class HeaderCacheRuntime
+internal sealed class HeaderCacheRuntime : IDisposable
 {
+    // What the log has said about the options so far (see Observe): one bit each.
+    private const int EnabledBit = 1;
+    private const int UntestedAllowedBit = 2;
+    private const int FaultedBit = 4;
+
     private readonly IOptionsMonitor<HeaderCacheOptions> _options;
     private readonly IServiceProvider _services;
     private readonly KestrelVersions _versions;
+    private readonly List<IDisposable> _onChange = [];
+    private readonly Lock _stateLock = new();
     private int _requestPartMissingLogged;
     private readonly List<ListenOptions> _endpoints = [];
     private readonly List<EndPoint> _listenerEndpoints = [];
     private HeaderCacheOptions _lastValid;
     private string? _lastFault;
+    private int _state;
     private SharedStrings? _sharedStrings;
 
     /// <summary>Created by dependency injection.</summary>
     public HeaderCacheRuntime(
-        IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory, KestrelVersions versions, IServiceProvider services)
+        IOptionsMonitor<HeaderCacheOptions> options, HeaderCacheMetrics metrics, ILoggerFactory loggerFactory, KestrelVersions versions, IServiceProvider services,
+        IEnumerable<IOptionsChangeTokenSource<HeaderCacheOptions>> changes)
     {
         _options = options;
-        _services = services;
         _versions = versions;
+        _services = services;
         Metrics = metrics;
         Logger = loggerFactory.CreateLogger(Log.Category);
 
         // Valid at start (ValidateOnStart), so there is always a last valid value to fall back to.
         _lastValid = options.CurrentValue;
+        _state = StateOf(_lastValid, faulted: false);
         if (!versions.Match)
         {
             LogKestrelVersion(_lastValid);
+        }
+
+        // A change is logged when it is made, not only when the next connection reads the options. The monitor calls back
+        // with a valid change only (it throws on an invalid one before it would), so each change of the configuration also
+        // has the options read as a connection reads them, after the monitor has dropped its cached value: the reload
+        // runs the callbacks of its change token latest first, and the monitor's were registered before these.
+        if (options.OnChange(Accept) is { } registration)
+        {
+            _onChange.Add(registration);
+        }
+        foreach (IOptionsChangeTokenSource<HeaderCacheOptions> source in changes)
+        {
+            _onChange.Add(ChangeToken.OnChange(
+                source.GetChangeToken,
+                () => ThreadPool.UnsafeQueueUserWorkItem(static runtime => runtime.CurrentOptions(), this, preferLocal: false)));
         }
     }
 
@@ -113,8 +139,11 @@ internal sealed class HeaderCacheRuntime
         try
         {
             HeaderCacheOptions options = _options.CurrentValue;
-            _lastValid = options;
-            Volatile.Write(ref _lastFault, null);
+            if (!ReferenceEquals(options, _lastValid) || Volatile.Read(ref _lastFault) is not null)
+            {
+                Accept(options);
+            }
+
             return options;
         }
         catch (Exception ex) when (ex is OptionsValidationException or InvalidOperationException)
@@ -126,7 +155,9 @@ internal sealed class HeaderCacheRuntime
                 Log.InvalidOptions(Logger, fault);
             }
 
-            return _lastValid;
+            HeaderCacheOptions lastValid = _lastValid;
+            Observe(lastValid, faulted: true);
+            return lastValid;
         }
     }
 
@@ -175,6 +206,63 @@ internal sealed class HeaderCacheRuntime
         if (Interlocked.Exchange(ref _requestPartMissingLogged, 1) == 0)
         {
             Log.RequestPartMissing(Logger);
+        }
+    }
+
+    /// <inheritdoc />
+    public void Dispose() => _onChange.ForEach(registration => registration.Dispose());
+
+    private void Accept(HeaderCacheOptions options)
+    {
+        _lastValid = options;
+        Volatile.Write(ref _lastFault, null);
+        Observe(options, faulted: false);
+    }
+
+    private int StateOf(HeaderCacheOptions options, bool faulted) =>
+        (options.Enabled ? EnabledBit : 0) | (!_versions.Match && options.AllowUntestedKestrelVersion ? UntestedAllowedBit : 0) | (faulted ? FaultedBit : 0);
+
+    // Each change of what HeaderCache does with new connections is logged once: the read costs a compare on every
+    // connection, and only a change takes the lock.
+    private void Observe(HeaderCacheOptions options, bool faulted)
+    {
+        int state = StateOf(options, faulted);
+        if (state == Volatile.Read(ref _state))
+        {
+            return;
+        }
+
+        lock (_stateLock)
+        {
+            int previous = _state;
+            if (previous == state)
+            {
+                return;
+            }
+
+            Volatile.Write(ref _state, state);
+            int changed = previous ^ state;
+            if ((changed & FaultedBit) != 0 && !faulted)
+            {
+                Log.OptionsValidAgain(Logger, options.Enabled, options.SlotCount, options.MaxValueLength);
+            }
+
+            if ((changed & EnabledBit) != 0)
+            {
+                if (options.Enabled)
+                {
+                    Log.SwitchedOn(Logger);
+                }
+                else
+                {
+                    Log.SwitchedOffAtRuntime(Logger);
+                }
+            }
+
+            if ((changed & UntestedAllowedBit) != 0)
+            {
+                LogKestrelVersion(options);
+            }
         }
     }
 

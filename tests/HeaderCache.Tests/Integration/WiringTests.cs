@@ -294,6 +294,62 @@ public sealed class WiringTests
         }
     }
 
+    // Switched off, on, broken and valid again while the server runs, through a configuration source whose reload the test
+    // triggers: each change is logged once, when it is made, whether or not a connection comes in between.
+    [Fact]
+    public async Task Each_change_of_state_at_runtime_is_logged_once_when_it_is_made()
+    {
+        var source = new ReloadableSource();
+        source.Values["HeaderCache:Enabled"] = "true";
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            ((IConfigurationBuilder)builder.Configuration).Add(source);
+            builder.WebHost.UseHeaderStringCache();
+        });
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Id.Id is 5 or 10 or 11 or 12);
+
+        await ChangeAsync("HeaderCache:Enabled", "false", loggedAs: 12);
+        Assert.True(await server.EventuallyAsync(hasCache: false));
+        await ChangeAsync("HeaderCache:Enabled", "true", loggedAs: 11);
+        Assert.True(await server.EventuallyAsync(hasCache: true));
+        await ChangeAsync("HeaderCache:SlotCount", "0", loggedAs: 5);
+        Assert.True(await server.EventuallyAsync(hasCache: true));
+        await ChangeAsync("HeaderCache:SlotCount", "64", loggedAs: 10);
+
+        // More connections and reloads without a change add nothing.
+        for (int connection = 0; connection < 5; connection++)
+        {
+            Assert.True(await server.EventuallyAsync(hasCache: true));
+        }
+
+        source.Provider.Reload();
+        await Task.Delay(200);
+        Assert.Equal([12, 11, 5, 10], server.Logs.HeaderCache.Where(e => e.Id.Id is 5 or 10 or 11 or 12).Select(e => e.Id.Id));
+        Assert.Equal(LogLevel.Error, server.Logs.HeaderCache.Single(e => e.Id.Id == 5).Level);
+        Assert.Contains("SlotCount 64", server.Logs.HeaderCache.Single(e => e.Id.Id == 10).Message, StringComparison.Ordinal);
+
+        async Task ChangeAsync(string key, string value, int loggedAs)
+        {
+            int before = server.Logs.HeaderCache.Count(e => e.Id.Id == loggedAs);
+            source.Provider.Set(key, value);
+            try
+            {
+                source.Provider.Reload();
+            }
+            catch (AggregateException reload) when (reload.Flatten().InnerExceptions.All(e => e is OptionsValidationException))
+            {
+                // The options monitor validates a changed configuration as the reload calls it back, and throws into the
+                // reload when it is invalid; the server carries on with the last valid options.
+            }
+
+            for (int waited = 0; server.Logs.HeaderCache.Count(e => e.Id.Id == loggedAs) == before; waited += 20)
+            {
+                Assert.True(waited < 10_000, $"event {loggedAs} not logged 10 s after {key}={value}");
+                await Task.Delay(20);
+            }
+        }
+    }
+
     [Fact]
     public void SharePopularValues_is_off_by_default_and_binds_from_appsettings_json()
     {
@@ -583,5 +639,30 @@ public sealed class WiringTests
             await _app.StopAsync();
             await _app.DisposeAsync();
         }
+    }
+}
+
+/// <summary>A configuration source in memory whose reload a test triggers, as a file watcher would.</summary>
+internal sealed class ReloadableSource : IConfigurationSource
+{
+    public Dictionary<string, string?> Values { get; } = [];
+
+    public ReloadableProvider Provider { get; private set; } = null!;
+
+    public IConfigurationProvider Build(IConfigurationBuilder builder) => Provider = new ReloadableProvider(Values);
+}
+
+/// <summary>The provider of <see cref="ReloadableSource"/>.</summary>
+internal sealed class ReloadableProvider(Dictionary<string, string?> values) : ConfigurationProvider
+{
+    public override void Load() => Data = new Dictionary<string, string?>(values, StringComparer.OrdinalIgnoreCase);
+
+    public override void Set(string key, string? value) => values[key] = value;
+
+    /// <summary>Loads the values and tells every listener that the configuration changed.</summary>
+    public void Reload()
+    {
+        Load();
+        OnReload();
     }
 }
