@@ -61,6 +61,9 @@ internal static class SampleSite
         (string type, string body)? resource = path switch
         {
             "page1" or "page2" or "page3" => ("text/html; charset=utf-8", Page(path)),
+
+            // The site's address, where the README sends a browser: the first page, whose walk goes on from there.
+            "" => ("text/html; charset=utf-8", Page("page1")),
             "font.woff2" => ("font/woff2", "wOF2"),
             "api/items" => ("application/json", """{"items":[1,2,3]}"""),
             "api/user" => ("application/json", """{"name":"sample"}"""),

@@ -1,36 +1,54 @@
 using System.Runtime.CompilerServices;
 using HeaderCache.Connection;
+using HeaderCache.Diagnostics;
+using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace Microsoft.AspNetCore.Hosting;
 
 /// <summary>
-/// Puts HeaderCache's connection middleware on Kestrel endpoints.
+/// Puts HeaderCache's connection part on Kestrel endpoints.
 /// </summary>
 public static class HeaderCacheKestrelExtensions
 {
     private static readonly ConditionalWeakTable<ListenOptions, HeaderCacheConnectionMiddleware.Registration> Registrations = [];
 
     /// <summary>
-    /// Gives every HTTP/1.1 connection on every endpoint a header string cache (through
-    /// <see cref="KestrelServerOptions.ConfigureEndpointDefaults"/>, which keeps only its last callback: an
-    /// application that sets its own endpoint defaults afterwards calls <see cref="UseHeaderStringCache(ListenOptions)"/>
-    /// in them). On TLS endpoints the cache reads the decrypted side.
-    /// Needs the request-level part: <c>builder.WebHost.UseHeaderStringCache()</c> registers both.
+    /// Gives every HTTP/1.1 connection on every endpoint a header string cache, whatever the endpoint's configuration
+    /// (<c>--urls</c>, <c>Kestrel:Endpoints</c>, <c>Listen*</c> in code) and whenever it is defined. HeaderCache decorates
+    /// Kestrel's connection listener factories, so it replaces nothing of the application's: its
+    /// <see cref="KestrelServerOptions.ConfigureEndpointDefaults"/>, <c>UseHttps()</c>, protocols and connection middleware
+    /// all run as they would without it. On TLS endpoints the cache reads the decrypted side; connections that negotiate
+    /// HTTP/2 are left to Kestrel. Needs the request-level part: <c>builder.WebHost.UseHeaderStringCache()</c> registers
+    /// both and calls this.
     /// </summary>
     /// <param name="options">The Kestrel options.</param>
     /// <returns>The <see cref="KestrelServerOptions"/>.</returns>
     public static KestrelServerOptions UseHeaderStringCache(this KestrelServerOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        options.ConfigureEndpointDefaults(listenOptions => listenOptions.UseHeaderStringCache());
+
+        // Kestrel runs this in its options' configuration, from the application's services.
+        IServiceProvider? services = options.ApplicationServices;
+        if (services?.GetService<HeaderCacheRuntime>() is { } runtime)
+        {
+            runtime.CoverEveryEndpoint();
+        }
+        else if (services?.GetService<ILoggerFactory>() is { } loggers)
+        {
+            Log.RequestPartMissing(loggers.CreateLogger(Log.Category));
+        }
+
         return options;
     }
 
     /// <summary>
     /// Gives every HTTP/1.1 connection on this endpoint a header string cache. On a TLS endpoint the cache
     /// reads the decrypted side, before or after <c>UseHttps()</c>. Calling it again on the same endpoint
-    /// replaces the earlier placement.
+    /// replaces the earlier placement. Not needed when HeaderCache is on every endpoint
+    /// (<see cref="UseHeaderStringCache(KestrelServerOptions)"/>): the endpoint's connections then already have it.
     /// </summary>
     /// <param name="listenOptions">The endpoint.</param>
     /// <returns>The <see cref="ListenOptions"/>.</returns>

@@ -23,6 +23,19 @@ public sealed class HeaderCacheOptions
     /// </summary>
     public bool Enabled { get; set; } = true;
 
+    /// <summary>
+    /// Whether connections get the cache on a Kestrel whose major or minor version differs from the one this build of
+    /// HeaderCache was tested with. Default <see langword="false"/>: on such a Kestrel every connection passes through
+    /// uncached (as with <see cref="Enabled"/> off) and a warning names both versions.
+    /// </summary>
+    /// <remarks>
+    /// HeaderCache takes header lines out of request heads before Kestrel's HTTP/1.1 parser reads them, and checks each
+    /// line at least as strictly as the parser it was compared with. Another Kestrel may reject requests that one accepted;
+    /// with a line taken out, such a request could reach the application. Set this only after running the package's
+    /// differential tests against that Kestrel.
+    /// </remarks>
+    public bool AllowUntestedKestrelVersion { get; set; }
+
     /// <summary>Header values each connection keeps (1 to 256). Default 25. Header names Kestrel has no constant
     /// for have 32 slots of their own.</summary>
     public int SlotCount { get; set; } = HeaderStringCache.DefaultSlotCount;

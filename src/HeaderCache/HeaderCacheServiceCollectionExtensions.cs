@@ -1,8 +1,11 @@
 using HeaderCache;
+using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using HeaderCache.Requests;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 
@@ -17,7 +20,8 @@ public static class HeaderCacheServiceCollectionExtensions
     /// Registers the request-level part of HeaderCache (it decorates the registered <see cref="IServer"/>,
     /// so call it after the server is added, as <c>WebApplication.CreateBuilder</c> does), its options
     /// bound from the <c>HeaderCache</c> configuration section, and its metrics. Connections get the cache
-    /// only on endpoints with <c>UseHeaderStringCache()</c>.
+    /// on every endpoint with <c>KestrelServerOptions.UseHeaderStringCache()</c> (which <c>builder.WebHost.UseHeaderStringCache()</c>
+    /// calls), or on the endpoints whose <c>ListenOptions</c> call <c>UseHeaderStringCache()</c>.
     /// </summary>
     /// <param name="services">The service collection.</param>
     /// <param name="configure">Optional code configuration, applied after the configuration section.</param>
@@ -41,6 +45,7 @@ public static class HeaderCacheServiceCollectionExtensions
 
         services.AddMetrics();
         services.TryAddSingleton<HeaderCacheMetrics>();
+        services.TryAddSingleton(KestrelVersions.Current);
         services.TryAddSingleton<HeaderCacheRuntime>();
         DecorateServer(services);
         return services;
@@ -70,11 +75,32 @@ public static class HeaderCacheServiceCollectionExtensions
         else
         {
             Type type = server.ImplementationType!;
-            services.Add(ServiceDescriptor.Singleton(type, type));
-            createInner = sp => (IServer)sp.GetRequiredService(type);
+            services.AddSingleton<InnerServer>(sp => new InnerServer(CreateServer(sp, type)));
+            createInner = sp => sp.GetRequiredService<InnerServer>().Server;
         }
 
         services.AddSingleton<IServer>(sp => new HeaderCacheServer(createInner(sp), sp.GetRequiredService<HeaderCacheRuntime>()));
+    }
+
+    // Kestrel takes every registered connection listener factory (the sockets transport's, and any an application or a
+    // test adds, before or after this call) in its constructor. Each one gets HeaderCache's decorator here, when the
+    // server is made, so that none escapes it whatever the order of registration; the decorators act only once
+    // KestrelServerOptions.UseHeaderStringCache() asked for every endpoint. HTTP/3's multiplexed factories stay as they are.
+    private static IServer CreateServer(IServiceProvider services, Type type)
+    {
+        bool takesListenerFactories = type.GetConstructors().Any(constructor =>
+            constructor.GetParameters().Any(parameter => parameter.ParameterType == typeof(IEnumerable<IConnectionListenerFactory>)));
+        if (!takesListenerFactories)
+        {
+            return (IServer)ActivatorUtilities.CreateInstance(services, type);
+        }
+
+        HeaderCacheRuntime runtime = services.GetRequiredService<HeaderCacheRuntime>();
+        IOptions<KestrelServerOptions> kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>();
+        IEnumerable<IConnectionListenerFactory> factories =
+            [.. services.GetServices<IConnectionListenerFactory>().Select(factory => HeaderCacheListenerFactory.Decorate(factory, runtime, kestrel))];
+        runtime.ListenerFactoriesDecorated = true;
+        return (IServer)ActivatorUtilities.CreateInstance(services, type, factories);
     }
 
     private sealed class InnerServer(IServer server) : IDisposable

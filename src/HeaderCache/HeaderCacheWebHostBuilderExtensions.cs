@@ -10,7 +10,9 @@ public static class HeaderCacheWebHostBuilderExtensions
 {
     /// <summary>
     /// Registers HeaderCache (options from the <c>HeaderCache</c> configuration section, the request-level
-    /// part, metrics) and puts its connection middleware on every Kestrel endpoint.
+    /// part, metrics) and gives every connection on every Kestrel endpoint its connection part, through Kestrel's
+    /// connection listeners: the application's own endpoint configuration, before or after this call, stays as it is
+    /// (see <see cref="HeaderCacheKestrelExtensions.UseHeaderStringCache(Microsoft.AspNetCore.Server.Kestrel.Core.KestrelServerOptions)"/>).
     /// </summary>
     /// <param name="builder">The web host builder, e.g. <c>WebApplicationBuilder.WebHost</c>.</param>
     /// <param name="configure">Optional code configuration, applied after the configuration section.</param>

@@ -60,15 +60,23 @@ internal sealed class HeaderCacheConnectionMiddleware
             return _next(context);
         }
 
+        // With HeaderCache on every endpoint, the listener already decided about this connection: its layer publishes the
+        // feature when the transport is first read, which this read does if no layer before this one did.
+        _ = context.Transport;
+        if (context.Features.Get<IHeaderStringCacheFeature>() is not null)
+        {
+            return _next(context);
+        }
+
         if (!runtime.RequestPartActive)
         {
             runtime.ReportRequestPartMissing();
             return _next(context);
         }
 
-        if (runtime.CurrentOptions() is not { Enabled: true } options)
+        if (runtime.Admit(out HeaderCacheOptions options) is { } skipped)
         {
-            return Skip(context, runtime, SkippedConnection.Disabled);
+            return Skip(context, runtime, skipped);
         }
 
         if (HeaderCacheConnection.NegotiatedHttp2(context.Features))

@@ -180,12 +180,12 @@ public sealed class WiringTests
         Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
     }
 
-    // Kestrel keeps only the last ConfigureEndpointDefaults callback: an application's own replaces HeaderCache's.
-    // The endpoints left without the middleware are named at startup, and they answer as Kestrel alone does.
+    // Kestrel keeps only the last ConfigureEndpointDefaults callback. HeaderCache sets none: it decorates Kestrel's
+    // listeners, so the application's own defaults after the one line replace nothing of HeaderCache's, and an endpoint
+    // that also calls UseHeaderStringCache() itself gets the same one layer.
     [Fact]
-    public async Task Endpoints_whose_defaults_the_application_replaced_are_named_at_startup()
+    public async Task Endpoints_with_the_applications_own_defaults_after_the_line_are_all_cached_and_named_at_startup()
     {
-        int explicitPort = 0;
         await using var server = await MinimalServer.StartAsync(builder =>
         {
             builder.WebHost.UseHeaderStringCache();
@@ -199,23 +199,70 @@ public sealed class WiringTests
 
         string[] addresses = [.. server.Addresses];
         Assert.Equal(2, addresses.Length);
-        var missing = server.Logs.HeaderCache.Where(e => e.Id.Id == 7).ToArray();
-        Assert.Single(missing);
-        Assert.Equal(LogLevel.Warning, missing[0].Level);
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
         var covered = server.Logs.HeaderCache.Where(e => e.Id.Id == 6).ToArray();
         Assert.Single(covered);
         foreach (string address in addresses)
         {
-            bool hasCache = covered[0].Message.Contains(address, StringComparison.Ordinal);
-            Assert.NotEqual(hasCache, missing[0].Message.Contains(address, StringComparison.Ordinal));
+            Assert.Contains(address, covered[0].Message, StringComparison.Ordinal);
             var endPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port);
             List<string> transcript = await RawHttp.ExchangeAsync(endPoint, [[Request], [Request]], RawHttp.Whole);
             Differential.AssertAnswers(Request, transcript[1]);
-            Assert.Equal(hasCache ? "yes" : "no", await MinimalServer.HasCacheAsync(endPoint));
-            explicitPort = hasCache ? endPoint.Port : explicitPort;
+            Assert.Equal("yes", await MinimalServer.HasCacheAsync(endPoint));
         }
+    }
 
-        Assert.NotEqual(0, explicitPort);
+    // Only the request-level part and one endpoint's own call: the other endpoint is named, with why it has no cache
+    // and what to write, in a warning of its own.
+    [Fact]
+    public async Task An_endpoint_left_without_the_cache_is_named_with_the_cause_and_what_to_write()
+    {
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            builder.Services.AddHeaderStringCache();
+            builder.WebHost.ConfigureKestrel(kestrel =>
+            {
+                kestrel.Listen(IPAddress.Loopback, 0);
+                kestrel.Listen(IPAddress.Loopback, 0, listen => listen.UseHeaderStringCache());
+            });
+        });
+
+        string[] addresses = [.. server.Addresses];
+        var covered = server.Logs.HeaderCache.Single(e => e.Id.Id == 6);
+        string with = addresses.Single(address => covered.Message.Contains(address, StringComparison.Ordinal));
+        string without = addresses.Single(address => address != with);
+        var named = server.Logs.HeaderCache.Where(e => e.Id.Id == 9).ToArray();
+        Assert.Single(named);
+        Assert.Equal(LogLevel.Warning, named[0].Level);
+        Assert.Contains($"HeaderCache is not on {without}: only endpoints whose ListenOptions call UseHeaderStringCache() get HeaderCache", named[0].Message, StringComparison.Ordinal);
+        Assert.Contains("write builder.WebHost.UseHeaderStringCache()", named[0].Message, StringComparison.Ordinal);
+        Assert.DoesNotContain(with, named[0].Message, StringComparison.Ordinal);
+        Assert.Contains(without, server.Logs.HeaderCache.Single(e => e.Id.Id == 7).Message, StringComparison.Ordinal);
+        Assert.Equal("yes", await MinimalServer.HasCacheAsync(new IPEndPoint(IPAddress.Loopback, new Uri(with).Port)));
+        Assert.Equal("no", await MinimalServer.HasCacheAsync(new IPEndPoint(IPAddress.Loopback, new Uri(without).Port)));
+    }
+
+    // The one line cannot decorate Kestrel's listeners when the application registers the server through a factory of its
+    // own: every endpoint is named with that cause, and served by Kestrel alone.
+    [Fact]
+    public async Task Endpoints_of_a_server_registered_through_a_factory_are_named_with_the_cause()
+    {
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            ServiceDescriptor kestrel = builder.Services.Last(d => d.ServiceType == typeof(IServer));
+            builder.Services.Remove(kestrel);
+            builder.Services.AddSingleton<IServer>(sp => (IServer)ActivatorUtilities.CreateInstance(sp, kestrel.ImplementationType!));
+            builder.WebHost.UseHeaderStringCache();
+        });
+
+        string address = server.Addresses.Single();
+        var named = server.Logs.HeaderCache.Single(e => e.Id.Id == 9);
+        Assert.Equal(LogLevel.Warning, named.Level);
+        Assert.Contains($"HeaderCache is not on {address}: the registered IServer is not Kestrel registered by its own type", named.Message, StringComparison.Ordinal);
+        Assert.Contains("write listenOptions.UseHeaderStringCache() on this endpoint", named.Message, StringComparison.Ordinal);
+        List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[Request], [Request]], RawHttp.Whole);
+        Differential.AssertAnswers(Request, transcript[1]);
+        Assert.Equal("no", await MinimalServer.HasCacheAsync(server.EndPoint));
     }
 
     [Fact]
@@ -247,6 +294,62 @@ public sealed class WiringTests
         finally
         {
             Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    // Switched off, on, broken and valid again while the server runs, through a configuration source whose reload the test
+    // triggers: each change is logged once, when it is made, whether or not a connection comes in between.
+    [Fact]
+    public async Task Each_change_of_state_at_runtime_is_logged_once_when_it_is_made()
+    {
+        var source = new ReloadableSource();
+        source.Values["HeaderCache:Enabled"] = "true";
+        await using var server = await MinimalServer.StartAsync(builder =>
+        {
+            ((IConfigurationBuilder)builder.Configuration).Add(source);
+            builder.WebHost.UseHeaderStringCache();
+        });
+        Assert.DoesNotContain(server.Logs.HeaderCache, e => e.Id.Id is 5 or 10 or 11 or 12);
+
+        await ChangeAsync("HeaderCache:Enabled", "false", loggedAs: 12);
+        Assert.True(await server.EventuallyAsync(hasCache: false));
+        await ChangeAsync("HeaderCache:Enabled", "true", loggedAs: 11);
+        Assert.True(await server.EventuallyAsync(hasCache: true));
+        await ChangeAsync("HeaderCache:SlotCount", "0", loggedAs: 5);
+        Assert.True(await server.EventuallyAsync(hasCache: true));
+        await ChangeAsync("HeaderCache:SlotCount", "64", loggedAs: 10);
+
+        // More connections and reloads without a change add nothing.
+        for (int connection = 0; connection < 5; connection++)
+        {
+            Assert.True(await server.EventuallyAsync(hasCache: true));
+        }
+
+        source.Provider.Reload();
+        await Task.Delay(200);
+        Assert.Equal([12, 11, 5, 10], server.Logs.HeaderCache.Where(e => e.Id.Id is 5 or 10 or 11 or 12).Select(e => e.Id.Id));
+        Assert.Equal(LogLevel.Error, server.Logs.HeaderCache.Single(e => e.Id.Id == 5).Level);
+        Assert.Contains("SlotCount 64", server.Logs.HeaderCache.Single(e => e.Id.Id == 10).Message, StringComparison.Ordinal);
+
+        async Task ChangeAsync(string key, string value, int loggedAs)
+        {
+            int before = server.Logs.HeaderCache.Count(e => e.Id.Id == loggedAs);
+            source.Provider.Set(key, value);
+            try
+            {
+                source.Provider.Reload();
+            }
+            catch (AggregateException reload) when (reload.Flatten().InnerExceptions.All(e => e is OptionsValidationException))
+            {
+                // The options monitor validates a changed configuration as the reload calls it back, and throws into the
+                // reload when it is invalid; the server carries on with the last valid options.
+            }
+
+            for (int waited = 0; server.Logs.HeaderCache.Count(e => e.Id.Id == loggedAs) == before; waited += 20)
+            {
+                Assert.True(waited < 10_000, $"event {loggedAs} not logged 10 s after {key}={value}");
+                await Task.Delay(20);
+            }
         }
     }
 
@@ -526,5 +629,30 @@ public sealed class WiringTests
             await _app.StopAsync();
             await _app.DisposeAsync();
         }
+    }
+}
+
+/// <summary>A configuration source in memory whose reload a test triggers, as a file watcher would.</summary>
+internal sealed class ReloadableSource : IConfigurationSource
+{
+    public Dictionary<string, string?> Values { get; } = [];
+
+    public ReloadableProvider Provider { get; private set; } = null!;
+
+    public IConfigurationProvider Build(IConfigurationBuilder builder) => Provider = new ReloadableProvider(Values);
+}
+
+/// <summary>The provider of <see cref="ReloadableSource"/>.</summary>
+internal sealed class ReloadableProvider(Dictionary<string, string?> values) : ConfigurationProvider
+{
+    public override void Load() => Data = new Dictionary<string, string?>(values, StringComparer.OrdinalIgnoreCase);
+
+    public override void Set(string key, string? value) => values[key] = value;
+
+    /// <summary>Loads the values and tells every listener that the configuration changed.</summary>
+    public void Reload()
+    {
+        Load();
+        OnReload();
     }
 }
