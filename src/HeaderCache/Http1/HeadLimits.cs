@@ -14,10 +14,8 @@ internal readonly record struct HeadLimits(int MaxRequestLineSize, int MaxReques
     /// <summary>Bytes Kestrel allows a header section: the header lines plus 2 for the final CRLF.</summary>
     public int MaxSectionLength => MaxRequestHeadersTotalSize + 2;
 
-    /// <summary>Kestrel's defaults.</summary>
     public static HeadLimits Default { get; } = From(new KestrelServerLimits());
 
-    /// <summary>The limits a Kestrel server is configured with.</summary>
     public static HeadLimits From(KestrelServerLimits limits) =>
         new(limits.MaxRequestLineSize, limits.MaxRequestHeadersTotalSize, limits.MaxRequestHeaderCount);
 }

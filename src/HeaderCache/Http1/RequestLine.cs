@@ -10,10 +10,7 @@ namespace HeaderCache.Http1;
 /// </summary>
 internal static class RequestLine
 {
-
-    /// <summary>
-    /// Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.
-    /// </summary>
+    /// <summary>Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.</summary>
     public static PassThroughReason Check(ReadOnlySpan<byte> line)
     {
         if (line.Length < 2 || line[^2] != CR)
