@@ -18,7 +18,6 @@ internal struct SectionNameFilter
 
     /// <summary>Adds a line's name (a known name's index, or -1 and the key of its bytes): false when no earlier
     /// line of the section can have had it, true when one may have.</summary>
-    /// <remarks>Inlined: asked for every taken line.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool Add(int known, ushort key)
     {
@@ -34,6 +33,5 @@ internal struct SectionNameFilter
         return true;
     }
 
-    /// <summary>Starts a new section.</summary>
     public void Clear() => _low = _high = 0;
 }
