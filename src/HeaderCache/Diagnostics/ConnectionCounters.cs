@@ -1,4 +1,3 @@
-
 namespace HeaderCache.Diagnostics;
 
 /// <summary>
@@ -46,13 +45,10 @@ internal sealed class ConnectionCounters
         }
     }
 
-    /// <summary>The counts of every connection so far, ended or open.</summary>
-    /// <remarks>
-    /// An open connection's counters are plain fields its own thread writes without synchronization. That is enough:
-    /// each only grows, so a reading is at worst a moment stale and the next one catches up, and the final values
-    /// are read by the thread that ends the connection (<see cref="Remove"/>). (A 32-bit process could read a value
-    /// torn as it crosses a multiple of 2^32; a 64-bit one reads each whole.)
-    /// </remarks>
+    /// <summary>The counts of every connection so far, ended or open. An open connection's counters are plain fields its
+    /// own thread writes: each only grows, so a reading is at worst a moment stale, and the final values are read by the
+    /// thread that ends the connection (<see cref="Remove"/>). (A 32-bit process could read a value torn as it crosses a
+    /// multiple of 2^32.)</summary>
     public MeteredCounts Totals()
     {
         lock (_lock)

@@ -22,7 +22,6 @@ internal sealed class HeaderCacheMetrics
     private readonly ConnectionCounters _counters = new();
     private readonly Counter<long> _connections;
 
-    /// <summary>Creates the instruments on a meter from <paramref name="meterFactory"/>.</summary>
     public HeaderCacheMetrics(IMeterFactory meterFactory)
     {
         Meter meter = meterFactory.Create(HeaderCacheOptions.MeterName);

@@ -3,7 +3,6 @@ namespace HeaderCache.Diagnostics;
 /// <summary>Why a connection stopped compacting heads and now hands every byte to Kestrel unchanged.</summary>
 internal enum PassThroughReason
 {
-    /// <summary>Still compacting.</summary>
     None,
 
     /// <summary>The first byte was a TLS record, and nothing after HeaderCache decrypted the connection.</summary>

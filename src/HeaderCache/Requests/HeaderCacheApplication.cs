@@ -11,16 +11,13 @@ namespace HeaderCache.Requests;
 internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext> inner) : IHttpApplication<TContext>
     where TContext : notnull
 {
-    /// <inheritdoc />
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
         CachedRequestHeaders.Of(contextFeatures)?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 
-    /// <inheritdoc />
     public Task ProcessRequestAsync(TContext context) => inner.ProcessRequestAsync(context);
 
-    /// <inheritdoc />
     public void DisposeContext(TContext context, Exception? exception) => inner.DisposeContext(context, exception);
 }

@@ -11,10 +11,8 @@ namespace HeaderCache.Requests;
 /// </summary>
 internal struct TakenHeader
 {
-    /// <summary>Offset of the line in the section.</summary>
+    // Offsets in the section of the line and just past its CRLF.
     public int Start;
-
-    /// <summary>Offset just past the line's CRLF.</summary>
     public int End;
 
     /// <summary>A cheap key for spotting repeated names: the length and the first and last four bytes, case-folded, so
@@ -29,18 +27,15 @@ internal struct TakenHeader
     /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
     public short NameSlot;
 
-    /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
+    /// <summary>The name to put back under (also set on a line left to Kestrel whose value it reuses).</summary>
     public string? Name;
 
-    /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes (never in a published
+    /// <summary>The value to put back, or <see langword="null"/> while the line stays in the bytes (never in a published
     /// head: a compacted head takes all its lines).</summary>
     public string? Value;
 
-    /// <summary>Length of the name.</summary>
+    // So that what the line's strings cost is known without reading them; the value's without the whitespace around it.
     public ushort NameLength;
-
-    /// <summary>Length of the value, without the whitespace around it: what the line's strings cost is known without
-    /// reading them.</summary>
     public ushort ValueLength;
 
     /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
@@ -54,17 +49,13 @@ internal struct TakenHeader
     /// until a later line of the section repeated its name.</summary>
     public bool ReusedByKestrel;
 
-    /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, ReadOnlySpan<byte> name)
         : this(start, end, name.Length, KeyOf(name))
     {
     }
 
-    /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> whose name has
-    /// <paramref name="nameLength"/> bytes and the <see cref="Key"/> <paramref name="key"/>: a line recalled from the
-    /// memo of lines has its key from when it was remembered.</summary>
-    // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
+    // A line recalled from the memo of lines has its key from when it was remembered.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, int nameLength, ushort key)
     {
