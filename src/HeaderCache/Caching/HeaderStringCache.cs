@@ -6,17 +6,13 @@ using System.Text;
 
 namespace HeaderCache.Caching;
 
-/// <summary>
-/// A small fixed-size cache from header bytes to the string they decode to, owned by one connection and used by one
-/// request at a time (no locks). Storage is allocated on the first insert.
-/// </summary>
-/// <remarks>
-/// A lookup finds the slots with the bytes' <see cref="Fingerprint"/> and returns a string only after an exact
+/// <summary>A small fixed-size cache from header bytes to the string they decode to, owned by one connection and used
+/// by one request at a time (no locks). Storage is allocated on the first insert.</summary>
+/// <remarks>A lookup finds the slots with the bytes' <see cref="Fingerprint"/> and returns a string only after an exact
 /// byte-for-character compare, which also validates a hit: a cached string holds only valid characters, and
 /// <see cref="Ascii.Equals(ReadOnlySpan{byte}, ReadOnlySpan{char})"/> never equates a non-ASCII byte with a character.
 /// A miss validates the bytes before it makes the string and admits it by CLOCK. Fingerprints of different bytes
-/// collide when the length and the bytes read agree: that costs one more compare, never a wrong string.
-/// </remarks>
+/// collide when the length and the bytes read agree: that costs one more compare, never a wrong string.</remarks>
 internal sealed class HeaderStringCache
 {
     public const int DefaultSlotCount = 25;
@@ -99,11 +95,10 @@ internal sealed class HeaderStringCache
     public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength) =>
         SlotArrayBytes(slotCount) + ((long)slotCount * StringSize(maxLength));
 
-    /// <summary>
-    /// The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else a well-known one,
-    /// else a new one (<paramref name="created"/> set); either of the last two is admitted, in <paramref name="slot"/>.
-    /// <see langword="null"/>, and slot -1, for bytes longer than <see cref="MaxLength"/> or not all VCHAR, SP or HTAB.
-    /// </summary>
+    /// <summary>The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else a
+    /// well-known one, else a new one (<paramref name="created"/> set); either of the last two is admitted, in
+    /// <paramref name="slot"/>. <see langword="null"/>, and slot -1, for bytes longer than <see cref="MaxLength"/> or
+    /// not all VCHAR, SP or HTAB.</summary>
     public string? GetOrAdd(ReadOnlySpan<byte> bytes, out int slot, out bool hit, ref bool created)
     {
         slot = -1;
@@ -166,11 +161,9 @@ internal sealed class HeaderStringCache
     internal static string Decode(ReadOnlySpan<byte> bytes) =>
         string.Create(bytes.Length, bytes, static (chars, source) => Ascii.ToUtf16(source, chars, out _));
 
-    /// <summary>
-    /// The length, the seed and the first, middle and last 8 bytes (fewer, overlapping, when shorter), mixed by multiplies
-    /// and a xor-shift finish: the cost does not grow with the length, as hashing every byte would cost more than the
-    /// compare that must follow anyway.
-    /// </summary>
+    /// <summary>The length, the seed and the first, middle and last 8 bytes (fewer, overlapping, when shorter), mixed
+    /// by multiplies and a xor-shift finish: the cost does not grow with the length, as hashing every byte would cost
+    /// more than the compare that must follow anyway.</summary>
     internal static uint Fingerprint(ReadOnlySpan<byte> bytes, uint seed)
     {
         ulong head, middle, tail;

@@ -3,18 +3,14 @@ using System.Text;
 
 namespace HeaderCache.Caching;
 
-/// <summary>
-/// Header names and values fixed by the specifications that define them, one string each for the whole process, as
-/// Kestrel has one string for each header name it knows.
-/// </summary>
-/// <remarks>
-/// A value from <see cref="Values"/> is served without taking a slot of the connection's cache, which is left to the
-/// values that vary (cookies, referers). A name from <see cref="Names"/> still takes its slot in the cache of names,
-/// which keeps the name's history of values, but no new string. The lists come from specifications and the
+/// <summary>Header names and values fixed by the specifications that define them, one string each for the whole
+/// process, as Kestrel has one string for each header name it knows.</summary>
+/// <remarks>A value from <see cref="Values"/> is served without taking a slot of the connection's cache, which is left
+/// to the values that vary (cookies, referers). A name from <see cref="Names"/> still takes its slot in the cache of
+/// names, which keeps the name's history of values, but no new string. The lists come from specifications and the
 /// documentation of browsers and proxies, not from traffic, and hold no memory per connection. A name is listed as
 /// written and in lower case (as HTTP/2 and HTTP/3 carry it and proxies forward it), since a string is served only for
-/// exactly its bytes.
-/// </remarks>
+/// exactly its bytes.</remarks>
 internal sealed class WellKnownStrings
 {
     public static readonly WellKnownStrings Values = new(

@@ -9,10 +9,8 @@ using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Connection;
 
-/// <summary>
-/// One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
-/// (with the cache) on the reading side and the queue of header strings the request-level part puts back.
-/// </summary>
+/// <summary>One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
+/// (with the cache) on the reading side and the queue of header strings the request-level part puts back.</summary>
 internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, IDisposable
 {
     private readonly HeaderInjectionQueue _queue = new();

@@ -1,10 +1,8 @@
 namespace HeaderCache.Diagnostics;
 
-/// <summary>
-/// The counts of all connections so far, for the observable instruments: those of connections that ended,
+/// <summary>The counts of all connections so far, for the observable instruments: those of connections that ended,
 /// added up as each ends, plus those of the open ones, read when the instruments are observed. A connection takes the
-/// lock when it opens and when it ends, never per request.
-/// </summary>
+/// lock when it opens and when it ends, never per request.</summary>
 internal sealed class ConnectionCounters
 {
     private readonly Lock _lock = new();

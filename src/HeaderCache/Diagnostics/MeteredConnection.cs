@@ -1,9 +1,7 @@
 namespace HeaderCache.Diagnostics;
 
-/// <summary>
-/// A connection whose counts the observable instruments read while it is open. Its links make the registry
-/// (<see cref="ConnectionCounters"/>) an intrusive list: opening and closing a connection allocates nothing.
-/// </summary>
+/// <summary>A connection whose counts the observable instruments read while it is open. Its links make the registry
+/// (<see cref="ConnectionCounters"/>) an intrusive list: opening and closing a connection allocates nothing.</summary>
 internal abstract class MeteredConnection
 {
     // The neighbours in the registry, guarded by its lock.

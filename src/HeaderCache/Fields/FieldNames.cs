@@ -3,20 +3,16 @@ using Microsoft.Net.Http.Headers;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// The three kinds of header name, told apart before a line is touched.
-/// </summary>
-/// <remarks>
-/// <para><b>Kept for Kestrel</b>: the headers Kestrel acts on while it parses a request (framing, connection
+/// <summary>The three kinds of header name, told apart before a line is touched.</summary>
+/// <remarks><para><b>Kept for Kestrel</b>: the headers Kestrel acts on while it parses a request (framing, connection
 /// management, host validation, protocol switches); their lines stay in the bytes. All are fields of Kestrel's
 /// collection, never entries of its dictionary of other names, so the lines taken out go back in wire order
 /// (<c>Trailer</c>, <c>Proxy-Connection</c> and <c>HTTP2-Settings</c>, which Kestrel's HTTP/1.1 parser neither acts on
 /// nor keeps in a field, are ordinary names).</para>
 /// <para><b>Known</b>: the headers Kestrel stores in fields of its own collection (<c>HttpRequestHeaders</c>) and
-/// reports under its constant whatever casing was sent, so they go back under these constants. Every other name gets
-/// a string with the casing of the line, which Kestrel stores as its parser would. The list must never hold a name
-/// Kestrel does not store in a field, or the casing the application sees could change.</para>
-/// </remarks>
+/// reports under its constant whatever casing was sent, so they go back under these constants. Every other name gets a
+/// string with the casing of the line, which Kestrel stores as its parser would. The list must never hold a name
+/// Kestrel does not store in a field, or the casing the application sees could change.</para></remarks>
 internal static class FieldNames
 {
     // Kestrel keeps these two in fields of its own; HeaderNames has no constant for them.

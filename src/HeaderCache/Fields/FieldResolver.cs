@@ -4,12 +4,10 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant or the
-/// connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
+/// <summary>Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant
+/// or the connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
 /// connection's cache of values, or a new string where the cache would not pay (too long, excluded, a name whose values
-/// never come back).
-/// </summary>
+/// never come back).</summary>
 internal sealed class FieldResolver
 {
     // The slot reported for one of WellKnownStrings.Values, which take no slot.

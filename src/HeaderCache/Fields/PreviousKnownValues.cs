@@ -7,12 +7,10 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Kestrel's single-valued known headers of the previous head, by <see cref="FieldNames"/> index: Kestrel hands
-/// back such a string, at no cost, when the next request sends the same bytes, so a line that does is left to it. Each
-/// line of a head notes its value here as it is recorded, which no later line of the head reads (a later line of the
-/// name is a repeat, always taken); what the next head may reuse changes only once the head is complete.
-/// </summary>
+/// <summary>Kestrel's single-valued known headers of the previous head, by <see cref="FieldNames"/> index: Kestrel
+/// hands back such a string, at no cost, when the next request sends the same bytes, so a line that does is left to it.
+/// Each line of a head notes its value here as it is recorded, which no later line of the head reads (a later line of
+/// the name is a repeat, always taken); what the next head may reuse changes only once the head is complete.</summary>
 internal struct PreviousKnownValues
 {
     private PreviousValue[] _values;

@@ -2,12 +2,10 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// The names of a header section so far, as 128 bits, so that telling whether a line repeats an earlier line's name
-/// costs one bit for a section without repeats: a name whose bit is clear was not sent before. A known name has a bit of
-/// its own (its position among Kestrel's known names), so it never seems to repeat another name; the other names share
-/// the bits after them by their key.
-/// </summary>
+/// <summary>The names of a header section so far, as 128 bits, so that telling whether a line repeats an earlier line's
+/// name costs one bit for a section without repeats: a name whose bit is clear was not sent before. A known name has a
+/// bit of its own (its position among Kestrel's known names), so it never seems to repeat another name; the other names
+/// share the bits after them by their key.</summary>
 internal struct SectionNameFilter
 {
     private const int OtherNameBits = 128 - FieldNames.KnownCount;

@@ -5,14 +5,12 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Which of a connection's values are worth looking up in its cache. Per name, values that keep missing (request
-/// ids, per-file ETags, timestamps) would evict values that do come back: after <see cref="MissesBeforeNameBypass"/>
-/// misses in a row a name's values are created directly, and only every <see cref="NameProbeInterval"/>-th is looked
-/// up (and admitted) again, so a name whose values start repeating comes back. Per connection, one whose values almost
-/// never repeat (a hostile or highly varied client) steps aside: taking its fields costs more CPU than Kestrel's own
-/// work on them, for nothing but its names' strings.
-/// </summary>
+/// <summary>Which of a connection's values are worth looking up in its cache. Per name, values that keep missing
+/// (request ids, per-file ETags, timestamps) would evict values that do come back: after
+/// <see cref="MissesBeforeNameBypass"/> misses in a row a name's values are created directly, and only every
+/// <see cref="NameProbeInterval"/>-th is looked up (and admitted) again, so a name whose values start repeating comes
+/// back. Per connection, one whose values almost never repeat (a hostile or highly varied client) steps aside: taking
+/// its fields costs more CPU than Kestrel's own work on them, for nothing but its names' strings.</summary>
 internal struct ValueAdmission
 {
     // A connection with fewer than one hit in MinValueHitRateInverse value lookups of a ValueWindow passes through.

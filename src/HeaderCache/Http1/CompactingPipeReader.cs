@@ -6,23 +6,21 @@ using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The <see cref="PipeReader"/> Kestrel reads instead of the transport's. Kestrel reads the transport's own memory: the
-/// request line, bodies and everything between requests as slices of the transport's buffer, and each header section
-/// either as it is (nothing to take out) or compacted into one small buffer. This file maps Kestrel's calls onto the
-/// transport's reader; which bytes each stage of a request shows is in CompactingPipeReader.Stages.cs.
-/// </summary>
-/// <remarks>
-/// <para>Kestrel sees every byte it would act on when it would see it alone: the request line as soon as it arrives
-/// (Kestrel starts its request-headers timeout, and rejects a line too long or with a NUL, on the same byte), then the
-/// header section once the empty line has arrived, unless the <see cref="HeadCompactor"/> finds something Kestrel would
-/// decide on earlier or does not follow: then every later call goes straight to the transport's reader.</para>
+/// <summary>The <see cref="PipeReader"/> Kestrel reads instead of the transport's. Kestrel reads the transport's own
+/// memory: the request line, bodies and everything between requests as slices of the transport's buffer, and each
+/// header section either as it is (nothing to take out) or compacted into one small buffer. This file maps Kestrel's
+/// calls onto the transport's reader; which bytes each stage of a request shows is in
+/// CompactingPipeReader.Stages.cs.</summary>
+/// <remarks><para>Kestrel sees every byte it would act on when it would see it alone: the request line as soon as it
+/// arrives (Kestrel starts its request-headers timeout, and rejects a line too long or with a NUL, on the same byte),
+/// then the header section once the empty line has arrived, unless the <see cref="HeadCompactor"/> finds something
+/// Kestrel would decide on earlier or does not follow: then every later call goes straight to the transport's
+/// reader.</para>
 /// <para>A view that is a slice of the transport's buffer keeps the transport's positions, so Kestrel's
 /// <c>AdvanceTo</c> goes to the transport as it is, except that when Kestrel took all of a view that ends before the
 /// buffer does, what follows is shown at once, and when it looked at all of it without taking it all, the next read
 /// waits for new bytes, as it would on the transport. A compacted section holds the transport's read until Kestrel has
-/// taken all of it; then the transport moves past the original section.</para>
-/// </remarks>
+/// taken all of it; then the transport moves past the original section.</para></remarks>
 internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
 {
     // Heads in a row with nothing to take out after which the connection is left to Kestrel: a client that sends only

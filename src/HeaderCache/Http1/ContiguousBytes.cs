@@ -2,10 +2,8 @@ using System.Buffers;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The first bytes of the transport's buffer as one span: the buffer's own memory when its first segment holds them,
-/// else a copy in an array from the shared pool, which an idle connection gives back.
-/// </summary>
+/// <summary>The first bytes of the transport's buffer as one span: the buffer's own memory when its first segment holds
+/// them, else a copy in an array from the shared pool, which an idle connection gives back.</summary>
 internal struct ContiguousBytes
 {
     private byte[] _copy = [];

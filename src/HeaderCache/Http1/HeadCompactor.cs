@@ -8,20 +8,18 @@ using static HeaderCache.Caching.HttpBytes;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// Reads the header section of one request head at a time, as its bytes arrive: checks each line as soon as it ends,
-/// has the <see cref="FieldResolver"/> resolve the strings of the lines it will take out, and, when the empty line
-/// arrives, writes the section Kestrel should see and publishes the taken lines in the <see cref="HeaderInjectionQueue"/>.
-/// </summary>
-/// <remarks>
-/// <para>Grammar accepted (stricter than Kestrel's): header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>, after a
-/// request line <see cref="RequestLine"/> accepts. Anything else, Kestrel's limits, and the framing it does not follow
-/// (<see cref="HeadFraming"/>) end compaction for the connection: the caller then hands Kestrel the client's exact
-/// bytes.</para>
-/// <para>Every line but those of the names Kestrel acts on is taken out, so Kestrel's collection gets all the other names
-/// back from the request-level part, in the order they were sent. A line the connection sent before is served from the
-/// <see cref="LineMemo"/> (HeadCompactor.Recall.cs), with the same outcome as the long way here.</para>
-/// </remarks>
+/// <summary>Reads the header section of one request head at a time, as its bytes arrive: checks each line as soon as it
+/// ends, has the <see cref="FieldResolver"/> resolve the strings of the lines it will take out, and, when the empty
+/// line arrives, writes the section Kestrel should see and publishes the taken lines in the
+/// <see cref="HeaderInjectionQueue"/>.</summary>
+/// <remarks><para>Grammar accepted (stricter than Kestrel's): header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>,
+/// after a request line <see cref="RequestLine"/> accepts. Anything else, Kestrel's limits, and the framing it does not
+/// follow (<see cref="HeadFraming"/>) end compaction for the connection: the caller then hands Kestrel the client's
+/// exact bytes.</para>
+/// <para>Every line but those of the names Kestrel acts on is taken out, so Kestrel's collection gets all the other
+/// names back from the request-level part, in the order they were sent. A line the connection sent before is served
+/// from the <see cref="LineMemo"/> (HeadCompactor.Recall.cs), with the same outcome as the long way
+/// here.</para></remarks>
 internal sealed partial class HeadCompactor : IDisposable
 {
     private readonly FieldResolver _fields;

@@ -3,10 +3,9 @@ using System.Text;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// What a head's lines that Kestrel acts on tell the reader about what follows the head: a body of known length, or an
-/// upgrade after which the connection is Kestrel's. Framing the reader does not follow ends compaction.
-/// </summary>
+/// <summary>What a head's lines that Kestrel acts on tell the reader about what follows the head: a body of known
+/// length, or an upgrade after which the connection is Kestrel's. Framing the reader does not follow ends
+/// compaction.</summary>
 internal struct HeadFraming
 {
     private const int MaxContentLengthDigits = 18;

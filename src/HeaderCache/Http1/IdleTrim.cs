@@ -1,17 +1,13 @@
 using HeaderCache.Diagnostics;
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next request
-/// through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up reading a
-/// head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.
-/// </summary>
-/// <remarks>
-/// The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>); Kestrel's
-/// heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together: a trim
-/// starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked exchange,
-/// and a wait that ends while a trim runs waits for it on the lock, which only a trim takes.
-/// </remarks>
+/// <summary>Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next
+/// request through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up
+/// reading a head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.</summary>
+/// <remarks>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
+/// Kestrel's heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
+/// a trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked
+/// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes.</remarks>
 internal sealed class IdleTrim
 {
     // Kestrel beats once a second: a connection in use (a page's resources, a pooled proxy connection under load) keeps

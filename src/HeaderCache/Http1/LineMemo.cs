@@ -8,20 +8,17 @@ using HeaderCache.Fields;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to be
-/// valid, of which kind, and with which strings, without being parsed, classified and looked up name and value apart.
-/// </summary>
-/// <remarks>
-/// <para>A lookup is a fingerprint of the line, a scan of <see cref="Size"/> fingerprints and one compare against the
-/// line's bytes as remembered, which were checked then: being equal to them is the check. Only lines in the layout
-/// nearly every client uses, <c>name: value</c> with one space and a non-empty value, are remembered, so that the
-/// compare decides the whole line. The bytes sit together in one array, so a compare never reads a string.</para>
-/// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's strings,
-/// and a line is served from it only while they still do, touching them as the lookups it saves would have; otherwise
-/// it goes the long way and is remembered again. Entries are replaced oldest first, but for those found since the hand
-/// last passed them (CLOCK's second chance).</para>
-/// </remarks>
+/// <summary>The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to
+/// be valid, of which kind, and with which strings, without being parsed, classified and looked up name and value
+/// apart.</summary>
+/// <remarks><para>A lookup is a fingerprint of the line, a scan of <see cref="Size"/> fingerprints and one compare
+/// against the line's bytes as remembered, which were checked then: being equal to them is the check. Only lines in the
+/// layout nearly every client uses, <c>name: value</c> with one space and a non-empty value, are remembered, so that
+/// the compare decides the whole line. The bytes sit together in one array, so a compare never reads a string.</para>
+/// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's
+/// strings, and a line is served from it only while they still do, touching them as the lookups it saves would have;
+/// otherwise it goes the long way and is remembered again. Entries are replaced oldest first, but for those found since
+/// the hand last passed them (CLOCK's second chance).</para></remarks>
 internal sealed class LineMemo
 {
     // At most 64: the entries found and the candidates of a lookup are bits of one ulong.

@@ -5,18 +5,15 @@ using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The source and token behind a pending read of the transport, so that Kestrel can wait on the transport's read
-/// itself, with the reader taking the result when Kestrel does.
-/// </summary>
-/// <remarks>
-/// <para>A reader that awaited the transport's read itself would add a second continuation to every read that waits,
-/// which the pipe queues to the thread pool before it resumes Kestrel. With Kestrel's own continuation on the transport's
-/// read, the wait is what it is without HeaderCache, and the reader's work runs in
+/// <summary>The source and token behind a pending read of the transport, so that Kestrel can wait on the transport's
+/// read itself, with the reader taking the result when Kestrel does.</summary>
+/// <remarks><para>A reader that awaited the transport's read itself would add a second continuation to every read that
+/// waits, which the pipe queues to the thread pool before it resumes Kestrel. With Kestrel's own continuation on the
+/// transport's read, the wait is what it is without HeaderCache, and the reader's work runs in
 /// <see cref="IValueTaskSource{TResult}.GetResult"/>, on the thread Kestrel resumes on.</para>
 /// <para><see cref="ValueTask{TResult}"/> exposes neither its source nor its token, so they are read from its fields by
-/// name; on a runtime without those fields (found out at the first use) the reader awaits the read itself.</para>
-/// </remarks>
+/// name; on a runtime without those fields (found out at the first use) the reader awaits the read
+/// itself.</para></remarks>
 internal static class TransportRead
 {
     private static readonly bool Readable = Probe();

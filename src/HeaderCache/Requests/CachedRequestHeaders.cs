@@ -6,25 +6,21 @@ using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// A request's headers as the application sees them when lines were taken out of its head: Kestrel's own collection,
-/// with the taken lines of known names written into it, and the taken lines of other names, which are copied in only
-/// when a caller needs the whole collection. One per connection, set as the request's
-/// <see cref="IHttpRequestFeature.Headers"/> for each request that had such lines taken out.
-/// </summary>
-/// <remarks>
-/// <para>Copying a line of another name in costs what Kestrel's own insert costs, for every line, read or not, while
-/// most requests read a few headers by name, or none. So a read by name is answered from those lines or from Kestrel's
-/// collection, and everything else (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first copies
-/// them in, exactly as Kestrel's parser would have added them.</para>
+/// <summary>A request's headers as the application sees them when lines were taken out of its head: Kestrel's own
+/// collection, with the taken lines of known names written into it, and the taken lines of other names, which are
+/// copied in only when a caller needs the whole collection. One per connection, set as the request's
+/// <see cref="IHttpRequestFeature.Headers"/> for each request that had such lines taken out.</summary>
+/// <remarks><para>Copying a line of another name in costs what Kestrel's own insert costs, for every line, read or not,
+/// while most requests read a few headers by name, or none. So a read by name is answered from those lines or from
+/// Kestrel's collection, and everything else (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first
+/// copies them in, exactly as Kestrel's parser would have added them.</para>
 /// <para>Known names go into Kestrel's fields at once, so Kestrel holds their values as the previous request's and
-/// hands them back when the next request sends the same bytes. Kestrel enumerates its fields before the other names,
-/// so writing the known ones first changes nothing a caller can see.</para>
+/// hands them back when the next request sends the same bytes. Kestrel enumerates its fields before the other names, so
+/// writing the known ones first changes nothing a caller can see.</para>
 /// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
 /// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name are
 /// taken), and both match names case-insensitively. A head that repeats another name is copied at once: Kestrel keeps
-/// such values in one array that every read returns, which a view could only imitate.</para>
-/// </remarks>
+/// such values in one array that every read returns, which a view could only imitate.</para></remarks>
 internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeaderDictionary
 {
     // Until the first request with taken lines there is no Kestrel collection to stand for.

@@ -3,11 +3,9 @@ using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// Wraps the application Kestrel runs, so the header strings taken out of a request head are back in
-/// the request's headers before anything above Kestrel reads them (hosting's "Request starting" log,
-/// trace-context propagation, every middleware).
-/// </summary>
+/// <summary>Wraps the application Kestrel runs, so the header strings taken out of a request head are back in the
+/// request's headers before anything above Kestrel reads them (hosting's "Request starting" log, trace-context
+/// propagation, every middleware).</summary>
 internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext> inner) : IHttpApplication<TContext>
     where TContext : notnull
 {

@@ -6,10 +6,8 @@ using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
-/// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.
-/// </summary>
+/// <summary>Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
+/// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.</summary>
 internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtime) : IServer
 {
     public IFeatureCollection Features => inner.Features;

@@ -2,19 +2,15 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// The header lines taken out of each compacted head, in request order, waiting for the request
-/// that Kestrel creates from that head to put them back.
-/// </summary>
-/// <remarks>
-/// <para>One array holds the lines: the compactor records a head's lines in place after the waiting ones, and publishing
-/// the head makes them the next entry without a copy; when Kestrel creates a request, the request-level part takes the
-/// entry if there is one. Both run on the connection's own flow, one after the other: the reader shows Kestrel nothing
-/// after a head (but its body) before Kestrel has created that head's request and asked for more, so the entry waiting,
-/// if any, is the current request's, and no lock is needed.</para>
-/// <para>The array grows, or its lines move to its front, only in <see cref="NextLine"/>: no reference into it, or span of
-/// it, is used across that call.</para>
-/// </remarks>
+/// <summary>The header lines taken out of each compacted head, in request order, waiting for the request that Kestrel
+/// creates from that head to put them back.</summary>
+/// <remarks><para>One array holds the lines: the compactor records a head's lines in place after the waiting ones, and
+/// publishing the head makes them the next entry without a copy; when Kestrel creates a request, the request-level part
+/// takes the entry if there is one. Both run on the connection's own flow, one after the other: the reader shows
+/// Kestrel nothing after a head (but its body) before Kestrel has created that head's request and asked for more, so
+/// the entry waiting, if any, is the current request's, and no lock is needed.</para>
+/// <para>The array grows, or its lines move to its front, only in <see cref="NextLine"/>: no reference into it, or span
+/// of it, is used across that call.</para></remarks>
 internal sealed class HeaderInjectionQueue
 {
     private TakenHeader[] _lines = [];

@@ -4,11 +4,9 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is in the
-/// section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/> for a
-/// line that stays for Kestrel), which the head's request reads from the queue.
-/// </summary>
+/// <summary>One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is
+/// in the section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/>
+/// for a line that stays for Kestrel), which the head's request reads from the queue.</summary>
 internal struct TakenHeader
 {
     // Offsets in the section of the line and just past its CRLF.
