@@ -15,13 +15,10 @@ namespace HeaderCache.Caching;
 /// collide when the length and the bytes read agree: that costs one more compare, never a wrong string.</remarks>
 internal sealed class HeaderStringCache
 {
-    public const int DefaultSlotCount = 25;
-    public const int DefaultMaxLength = 256;
-    public const int MinSlotCount = 1;
-
-    // Lookups scan the fingerprints linearly.
-    public const int MaxSlotCount = 256;
-    public const int MaxMaxLength = 8192;
+    // The bounds of the configurable slot count and longest value, and their defaults: lookups scan the fingerprints
+    // linearly, so slots are few.
+    public const int MinSlotCount = 1, MaxSlotCount = 256, DefaultSlotCount = 25;
+    public const int MaxMaxLength = 8192, DefaultMaxLength = 256;
 
     // The cache of the names Kestrel has no constant for: real names are far shorter than NameMaxLength, which bounds
     // what a client can make a connection hold in names.

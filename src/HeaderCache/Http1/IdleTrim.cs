@@ -1,4 +1,3 @@
-using HeaderCache.Diagnostics;
 namespace HeaderCache.Http1;
 
 /// <summary>Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next
@@ -14,11 +13,7 @@ internal sealed class IdleTrim
     // everything, while an idle one gives it back long before Kestrel's keep-alive timeout (130 s by default).
     public const int HeartbeatsBeforeTrim = 10;
 
-    private const int Running = 0;
-    private const int Waiting = 1;
-    private const int Trimming = 2;
-    private const int Ended = 3;
-
+    private const int Running = 0, Waiting = 1, Trimming = 2, Ended = 3;
     private int _state;
 
     // Waits started so far, written by the connection's flow only; the heartbeat tells a new wait from a long one by it.
