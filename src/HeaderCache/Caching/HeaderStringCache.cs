@@ -53,11 +53,8 @@ internal sealed class HeaderStringCache
     }
 
     public int SlotCount => _slotCount;
-
     public int MaxLength => _maxLength;
-
     public int Count => _count;
-
     public bool IsAllocated => _fingerprints is not null;
 
     /// <summary>Managed heap bytes this cache keeps alive on 64-bit .NET: its slot arrays and the strings in them (also

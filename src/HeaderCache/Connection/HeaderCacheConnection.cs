@@ -43,13 +43,9 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public HeadCompactor Compactor => _compactor;
 
     public bool IsActive => !_http2 && _reader is { PassThroughReason: PassThroughReason.None };
-
     public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
-
     public override MeteredCounts Counters => _compactor.Metered;
-
     public long Hits => _compactor.LinesServed;
-
     public long Misses => _compactor.LinesCreated;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>

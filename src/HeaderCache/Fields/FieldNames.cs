@@ -60,13 +60,9 @@ internal static class FieldNames
     }
 
     public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Classify(name) == Kept;
-
     public static string? GetKnownName(ReadOnlySpan<byte> name) => Classify(name) is >= 0 and var index ? Known[index] : null;
-
     public static IReadOnlyList<string> KeptNames => KeptForKestrel;
-
     public static IReadOnlyList<string> KnownNames => Known;
-
     public static string KnownName(int index) => Known[index];
 
     private static int Find(ReadOnlySpan<byte> name)

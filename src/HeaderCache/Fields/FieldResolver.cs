@@ -37,7 +37,6 @@ internal sealed class FieldResolver
         excludedNames);
 
     public HeaderStringCache Values => _values;
-
     public HeaderStringCache Names => _names;
 
     /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>).</summary>

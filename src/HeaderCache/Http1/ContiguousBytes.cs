@@ -44,7 +44,6 @@ internal struct ContiguousBytes
 
     /// <summary>The next call copies a new section from its start.</summary>
     public void Restart() => _copied = 0;
-
     public void Return() => Return(ref _copy);
 
     /// <summary>Gives a rented array back to the pool and leaves an empty one in its place.</summary>

@@ -48,8 +48,6 @@ internal sealed partial class HeadCompactor : IDisposable
         _memo = memo;
     }
 
-    public LineMemo? Memo => _memo;
-
     public enum Outcome
     {
         NeedMore,      // the section is not complete, and nothing Kestrel would act on has arrived
@@ -57,7 +55,11 @@ internal sealed partial class HeadCompactor : IDisposable
         PassThrough,   // the connection passes through from here, for Reason
     }
 
+    public LineMemo? Memo => _memo;
     public FieldResolver Fields => _fields;
+    public PassThroughReason Reason { get; private set; }
+    public bool Upgrade => _framing.Upgrade;
+    public bool HasTakenLines => _taken != 0;
 
     public MeteredCounts Metered => new()
     {
@@ -68,17 +70,11 @@ internal sealed partial class HeadCompactor : IDisposable
         NameEvictions = _fields.Names.Counters.Evictions,
     };
 
-    public PassThroughReason Reason { get; private set; }
-
     /// <summary>Length of the complete section, empty line included.</summary>
     public int SectionLength { get; private set; }
 
     /// <summary>The section's Content-Length, or -1 when it has none.</summary>
     public long ContentLength => _framing.ContentLength;
-
-    public bool Upgrade => _framing.Upgrade;
-
-    public bool HasTakenLines => _taken != 0;
 
     /// <summary>Length of the section Kestrel sees once the taken lines are out.</summary>
     public int CompactedLength { get; private set; }

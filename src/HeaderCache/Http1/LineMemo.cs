@@ -45,28 +45,17 @@ internal sealed class LineMemo
 
     public struct Entry
     {
-        // The name exactly as sent: Kestrel's constant, or the string in the cache of names; empty for a Kept line.
-        // Null marks an entry that holds no line.
+        // The strings exactly as sent: the name is Kestrel's constant or the string in the cache of names. Both are
+        // empty for a Kept line; a null Name marks an entry that holds no line.
         public string Name;
-
-        // The value exactly as sent; empty for a Kept line.
         public string Value;
 
-        // A known name's index in FieldNames.KnownNames, or FieldNames.Other, or FieldNames.Kept.
-        public sbyte Kind;
-
-        // For FieldNames.Other: the slot of the cache of names that held Name.
-        public byte NameSlot;
-
-        // The slot of the cache of values that held Value, or FieldResolver.WellKnownSlot, or -1 (a value Kestrel reused,
-        // a kept line).
-        public short ValueSlot;
-
-        // So that a recalled line never reads the name's string.
-        public byte NameLength;
-
-        public ushort Key;       // the name's TakenHeader.Key
-        public byte History;     // where the resolver keeps the name's history of values (ValueAdmission)
+        public sbyte Kind;         // a known name's index in FieldNames.KnownNames, or FieldNames.Other, or FieldNames.Kept
+        public byte NameSlot;      // for FieldNames.Other: the slot of the cache of names that held Name
+        public short ValueSlot;    // the cache of values' slot, FieldResolver.WellKnownSlot, or -1 (reused by Kestrel, kept)
+        public byte NameLength;    // so that a recalled line never reads the name's string
+        public ushort Key;         // the name's TakenHeader.Key
+        public byte History;       // where the resolver keeps the name's history of values (ValueAdmission)
 
         // Where the line's bytes are in _bytes, and how many (name, ": ", value).
         internal ushort Offset;

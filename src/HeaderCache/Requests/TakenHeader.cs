@@ -18,34 +18,21 @@ internal struct TakenHeader
     /// rarely share one. Sixteen bits: the memo of lines keeps it for every line it remembers.</summary>
     public ushort Key;
 
-    /// <summary>Position of a name Kestrel keeps in a field of its own among its known names (<c>FieldNames</c>), or
-    /// -1.</summary>
-    public short Known;
+    public short Known;      // a known name's position in FieldNames.KnownNames, or -1
+    public short NameSlot;   // the slot of the cache of names that holds a name Kestrel has no constant for, or -1
 
-    /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
-    public short NameSlot;
-
-    /// <summary>The name to put back under (also set on a line left to Kestrel whose value it reuses).</summary>
+    // The strings to put back. Name is also set on a line left to Kestrel, whose value it reuses; Value is null while
+    // the line stays in the bytes, which no line of a published head does (a compacted head takes all its lines).
     public string? Name;
-
-    /// <summary>The value to put back, or <see langword="null"/> while the line stays in the bytes (never in a published
-    /// head: a compacted head takes all its lines).</summary>
     public string? Value;
 
     // So that what the line's strings cost is known without reading them; the value's without the whitespace around it.
     public ushort NameLength;
     public ushort ValueLength;
 
-    /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
-    public bool Repeat;
-
-    /// <summary>Whether a new string was made for the taken line's name or value (a miss, or a string the cache does
-    /// not hold), as Kestrel alone would have made one.</summary>
-    public bool Created;
-
-    /// <summary>Whether Kestrel alone would have handed back its previous string for the value: the line was left to it
-    /// until a later line of the section repeated its name.</summary>
-    public bool ReusedByKestrel;
+    public bool Repeat;            // an earlier line of the section has the same name: the value is appended to its
+    public bool Created;           // a new name or value string was made (a miss, or a string no cache holds)
+    public bool ReusedByKestrel;   // Kestrel alone would have handed back its previous string for the value
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, ReadOnlySpan<byte> name)
