@@ -3,26 +3,16 @@ using System.Text;
 
 namespace HeaderCache.Caching;
 
-/// <summary>
-/// Header names and values fixed by the specifications that define them, one string each for the whole process, as
-/// Kestrel has one string for each header name it knows.
-/// </summary>
-/// <remarks>
-/// <para>Browsers send many such strings on every request: the names of client hints, fetch metadata and priority, and
-/// their values (fetch metadata's closed sets, structured-field booleans, platform names, RFC 9218 urgencies, the
-/// default <c>Accept</c> of each kind of request). Proxies add the forwarding headers. A value from
-/// <see cref="Values"/> is served without taking a slot of the connection's cache: more than half of a browser
-/// connection's distinct values are in the list, and 25 slots then hold the rest (the cookies and referers that do
-/// repeat). A name from <see cref="Names"/> still takes its slot in the cache of names, which keeps the name's history
-/// of values, but no new string: the first request of a connection would otherwise create every name it sends.</para>
-/// <para>The lists are fixed in the code and come from the specifications and the documentation of browsers and common
-/// proxies, not from traffic, so a hit says nothing about any client; being strings of the process, they hold no
-/// memory per connection. A name is listed as the specification or proxy writes it and in lower case, as HTTP/2 and
-/// HTTP/3 carry it and as proxies forward it from there, since a string is served only for exactly its bytes.</para>
-/// </remarks>
+/// <summary>Header names and values fixed by the specifications that define them, one string each for the whole
+/// process, as Kestrel has one string for each header name it knows.</summary>
+/// <remarks>A value from <see cref="Values"/> is served without taking a slot of the connection's cache, which is left
+/// to the values that vary (cookies, referers). A name from <see cref="Names"/> still takes its slot in the cache of
+/// names, which keeps the name's history of values, but no new string. The lists come from specifications and the
+/// documentation of browsers and proxies, not from traffic, and hold no memory per connection. A name is listed as
+/// written and in lower case (as HTTP/2 and HTTP/3 carry it and proxies forward it), since a string is served only for
+/// exactly its bytes.</remarks>
 internal sealed class WellKnownStrings
 {
-    /// <summary>Header values.</summary>
     public static readonly WellKnownStrings Values = new(
     [
         // Fetch Metadata Request Headers: Sec-Fetch-Site, Sec-Fetch-Mode, Sec-Fetch-Dest, Sec-Fetch-User.
@@ -48,9 +38,9 @@ internal sealed class WellKnownStrings
         "no-cache", "max-age=0", "gzip, deflate, br, zstd", "gzip, deflate, br", "gzip, deflate", "gzip", "br", "identity",
         "*/*", "trailers", "XMLHttpRequest", "prefetch", "http", "https",
 
-        // Accept as browsers send it by default for a document, an image and a style sheet (the Fetch standard's values,
-        // and Chromium's, Firefox's and Safari's current ones as MDN lists them), and as JSON clients send it. A browser
-        // connection sends three or four of these in turn, which Kestrel's one previous value per header cannot reuse.
+        // Accept as browsers send it by default for a document, an image and a style sheet (the Fetch standard's and
+        // the browsers' own, as MDN lists them), and as JSON clients send it: a browser connection alternates between
+        // them, which Kestrel's one previous value per header cannot reuse.
         "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
         "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
         "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7",
@@ -97,10 +87,8 @@ internal sealed class WellKnownStrings
         }
     }
 
-    /// <summary>Every string in the list.</summary>
     public IReadOnlyList<string> All { get; }
 
-    /// <summary>Length of the longest string in the list.</summary>
     public int MaxLength { get; }
 
     /// <summary>The string of the list whose characters are exactly <paramref name="bytes"/>, if any.</summary>

@@ -3,12 +3,7 @@ namespace HeaderCache.Connection;
 /// <summary>What happened to a connection, as the <c>headercache.connection.outcome</c> tag says it.</summary>
 internal static class ConnectionOutcome
 {
-    /// <summary>Its request heads went through the cache to the end.</summary>
-    public const string Cached = "cached";
-
-    /// <summary>HeaderCache stepped aside during the connection and left every later byte to Kestrel.</summary>
-    public const string PassedThrough = "passed_through";
-
-    /// <summary>HeaderCache never read the connection (switched off, or HTTP/2 negotiated by TLS).</summary>
-    public const string Skipped = "skipped";
+    public const string Cached = "cached";                  // its request heads went through the cache to the end
+    public const string PassedThrough = "passed_through";   // HeaderCache stepped aside, leaving every later byte to Kestrel
+    public const string Skipped = "skipped";                // never read: switched off, or HTTP/2 negotiated by TLS
 }

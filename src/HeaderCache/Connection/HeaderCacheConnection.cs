@@ -9,10 +9,8 @@ using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Connection;
 
-/// <summary>
-/// One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
-/// (with the cache) on the reading side and the queue of header strings the request-level part puts back.
-/// </summary>
+/// <summary>One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
+/// (with the cache) on the reading side and the queue of header strings the request-level part puts back.</summary>
 internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, IDisposable
 {
     private readonly HeaderInjectionQueue _queue = new();
@@ -25,7 +23,6 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     private bool _decrypted;
     private bool _http2;
 
-    /// <summary>Creates the state for one connection.</summary>
     public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime, string connectionId)
     {
         _runtime = runtime;
@@ -35,32 +32,20 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
             FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.ExcludedHeaders), _queue, limits, kestrelReusesValues, new LineMemo());
         RequestHeaders = new CachedRequestHeaders(_queue);
 
-        // Every connection, whether or not anything listens: a listener that attaches later then sees the open
-        // connections too, and it costs one uncontended lock here and one in Dispose, with no allocation.
-        // Registering lazily (at the first compacted head) would save that lock only for connections that never
-        // compact, and would put a check on the request path instead.
+        // Every connection, whether or not anything listens, so that a listener that attaches later sees the open
+        // connections too; registering at the first compacted head would put a check on the request path instead.
         runtime.Metrics.Register(this);
     }
 
     /// <summary>The request's headers for every request of this connection whose head had lines taken out.</summary>
     public CachedRequestHeaders RequestHeaders { get; }
 
-    /// <summary>The compactor, for tests.</summary>
     public HeadCompactor Compactor => _compactor;
 
-    /// <inheritdoc />
     public bool IsActive => !_http2 && _reader is { PassThroughReason: PassThroughReason.None };
-
-    /// <inheritdoc />
     public string? InactiveReason => _http2 ? "http2" : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
-
-    /// <inheritdoc />
     public override MeteredCounts Counters => _compactor.Metered;
-
-    /// <inheritdoc />
     public long Hits => _compactor.LinesServed;
-
-    /// <inheritdoc />
     public long Misses => _compactor.LinesCreated;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
@@ -80,15 +65,12 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         return _transport;
     }
 
-    /// <summary>Called on each of Kestrel's heartbeats: see <see cref="CompactingPipeReader.OnHeartbeat"/>.</summary>
-    /// <returns>Whether the connection's compactor let go of what it keeps for reading heads.</returns>
+    /// <summary>Called on each of Kestrel's heartbeats (<see cref="CompactingPipeReader.OnHeartbeat"/>).</summary>
     public bool OnHeartbeat() => _reader?.OnHeartbeat() == true;
 
-    /// <summary>
-    /// A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
-    /// layer is Kestrel's <c>UseHttps()</c> and the new transport is the decrypted one: read that instead
-    /// (unless TLS negotiated HTTP/2). Any other replacement, or TLS restoring the original at the end, stays.
-    /// </summary>
+    /// <summary>A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
+    /// layer is Kestrel's <c>UseHttps()</c> and the new transport the decrypted one: read that instead (unless TLS
+    /// negotiated HTTP/2). Any other replacement, or TLS restoring the original at the end, stays.</summary>
     public IDuplexPipe OnTransportReplaced(IDuplexPipe transport, IFeatureCollection features)
     {
         if (_decrypted || ReferenceEquals(transport, _transport) || _reader?.PassThroughReason != PassThroughReason.Tls)
@@ -106,11 +88,9 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         return Wrap(transport);
     }
 
-    /// <summary>Whether TLS chose HTTP/2 for the connection (ALPN <c>h2</c>).</summary>
     public static bool NegotiatedHttp2(IFeatureCollection features) =>
         features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true;
 
-    /// <inheritdoc />
     public void Dispose()
     {
         _runtime.Metrics.Unregister(this);

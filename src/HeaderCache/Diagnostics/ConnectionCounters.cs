@@ -1,11 +1,8 @@
-
 namespace HeaderCache.Diagnostics;
 
-/// <summary>
-/// The counts of all connections so far, for the observable instruments: those of connections that ended,
+/// <summary>The counts of all connections so far, for the observable instruments: those of connections that ended,
 /// added up as each ends, plus those of the open ones, read when the instruments are observed. A connection takes the
-/// lock when it opens and when it ends, never per request.
-/// </summary>
+/// lock when it opens and when it ends, never per request.</summary>
 internal sealed class ConnectionCounters
 {
     private readonly Lock _lock = new();
@@ -46,13 +43,10 @@ internal sealed class ConnectionCounters
         }
     }
 
-    /// <summary>The counts of every connection so far, ended or open.</summary>
-    /// <remarks>
-    /// An open connection's counters are plain fields its own thread writes without synchronization. That is enough:
-    /// each only grows, so a reading is at worst a moment stale and the next one catches up, and the final values
-    /// are read by the thread that ends the connection (<see cref="Remove"/>). (A 32-bit process could read a value
-    /// torn as it crosses a multiple of 2^32; a 64-bit one reads each whole.)
-    /// </remarks>
+    /// <summary>The counts of every connection so far, ended or open. An open connection's counters are plain fields its
+    /// own thread writes: each only grows, so a reading is at worst a moment stale, and the final values are read by the
+    /// thread that ends the connection (<see cref="Remove"/>). (A 32-bit process could read a value torn as it crosses a
+    /// multiple of 2^32.)</summary>
     public MeteredCounts Totals()
     {
         lock (_lock)

@@ -3,15 +3,11 @@ using System.Diagnostics.Metrics;
 
 namespace HeaderCache.Diagnostics;
 
-/// <summary>
-/// The <c>HeaderCache</c> meter, named as ASP.NET Core names Kestrel's (lowercase, dotted; the unit in the unit, not
-/// the name; an outcome as a tag of one instrument). What each counts is in the README's table.
-/// </summary>
-/// <remarks>
-/// What the caches do is counted in plain fields of each connection and only read when a listener observes the
-/// instruments, so a request does no metrics work at all. There are no hit or miss instruments: they counted strings,
-/// names and values mixed, where a user wants header lines and the bytes those lines did not cost.
-/// </remarks>
+/// <summary>The <c>HeaderCache</c> meter, named as ASP.NET Core names Kestrel's (lowercase, dotted; the unit in the
+/// unit, not the name; an outcome as a tag of one instrument). What each counts is in the README's table.</summary>
+/// <remarks>What the caches do is counted in plain fields of each connection and only read when a listener observes the
+/// instruments, so a request does no metrics work at all. The instruments count header lines and the bytes they did
+/// not cost, what a user asks about, not hits and misses of name and value strings mixed.</remarks>
 internal sealed class HeaderCacheMetrics
 {
     private static readonly KeyValuePair<string, object?> LinesServed = new("headercache.line.outcome", "served");
@@ -22,7 +18,6 @@ internal sealed class HeaderCacheMetrics
     private readonly ConnectionCounters _counters = new();
     private readonly Counter<long> _connections;
 
-    /// <summary>Creates the instruments on a meter from <paramref name="meterFactory"/>.</summary>
     public HeaderCacheMetrics(IMeterFactory meterFactory)
     {
         Meter meter = meterFactory.Create(HeaderCacheOptions.MeterName);

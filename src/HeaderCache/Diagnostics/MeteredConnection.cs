@@ -1,22 +1,13 @@
-
 namespace HeaderCache.Diagnostics;
 
-/// <summary>
-/// A connection whose counts the observable instruments read while it is open. It lives in Diagnostics so
-/// that the registry (<see cref="ConnectionCounters"/>) needs nothing from the Connection folder, and its links make
-/// the registry an intrusive list: opening and closing a connection allocates nothing and costs O(1).
-/// </summary>
+/// <summary>A connection whose counts the observable instruments read while it is open. Its links make the registry
+/// (<see cref="ConnectionCounters"/>) an intrusive list: opening and closing a connection allocates nothing.</summary>
 internal abstract class MeteredConnection
 {
-    /// <summary>The connection before this one in the registry; guarded by the registry's lock.</summary>
+    // The neighbours in the registry, guarded by its lock.
     internal MeteredConnection? Previous;
-
-    /// <summary>The connection after this one in the registry; guarded by the registry's lock.</summary>
     internal MeteredConnection? Next;
 
-    /// <summary>
-    /// What the connection's caches and compactor have done so far. Read by the thread that observes the instruments
-    /// while the connection's own thread writes them.
-    /// </summary>
+    /// <summary>Read by the thread that observes the instruments while the connection's own thread writes them.</summary>
     public abstract MeteredCounts Counters { get; }
 }

@@ -3,40 +3,17 @@ namespace HeaderCache.Diagnostics;
 /// <summary>Why a connection stopped compacting heads and now hands every byte to Kestrel unchanged.</summary>
 internal enum PassThroughReason
 {
-    /// <summary>Still compacting.</summary>
     None,
-
-    /// <summary>The first byte was a TLS record, and nothing after HeaderCache decrypted the connection.</summary>
-    Tls,
-
-    /// <summary>The HTTP/2 prior-knowledge preface (<c>PRI * HTTP/2.0</c>).</summary>
-    Http2,
-
-    /// <summary>A request line with a version other than HTTP/1.1.</summary>
-    Version,
-
-    /// <summary>A <c>CONNECT</c> request: the connection becomes a tunnel.</summary>
-    Connect,
-
-    /// <summary>An upgrade request (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
-    Upgrade,
-
-    /// <summary>A <c>Transfer-Encoding</c> header: chunked framing is left to Kestrel.</summary>
-    TransferEncoding,
-
-    /// <summary>A line the compactor does not fully understand, or that Kestrel may reject.</summary>
-    Malformed,
-
-    /// <summary>A head over Kestrel's request-line, header-size or header-count limit.</summary>
-    OverLimit,
-
-    /// <summary>Heads in a row with nothing to take out: only names Kestrel acts on, and known headers whose value
-    /// Kestrel reuses from the previous request on its own.</summary>
-    NothingToCache,
-
-    /// <summary>Fewer than one in 8 of the last 64 value lookups were hits (<c>ValueAdmission</c>): the connection's values do
-    /// not repeat.</summary>
-    ValuesDoNotRepeat,
+    Tls,                 // the first byte was a TLS record, and nothing after HeaderCache decrypted the connection
+    Http2,               // the HTTP/2 prior-knowledge preface (PRI * HTTP/2.0)
+    Version,             // a request line with a version other than HTTP/1.1
+    Connect,             // a CONNECT request: the connection becomes a tunnel
+    Upgrade,             // Connection: upgrade, or an Upgrade header
+    TransferEncoding,    // chunked framing is left to Kestrel
+    Malformed,           // a line the compactor does not fully understand, or that Kestrel may reject
+    OverLimit,           // a head over Kestrel's request-line, header-size or header-count limit
+    NothingToCache,      // heads in a row with only names Kestrel acts on and values it reuses on its own
+    ValuesDoNotRepeat,   // too few of the last value lookups were hits (ValueAdmission)
 }
 
 /// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>

@@ -3,23 +3,16 @@ using Microsoft.Net.Http.Headers;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// What the head compaction needs to know about a header name before it touches a line.
-/// </summary>
-/// <remarks>
-/// <para><b>Kept for Kestrel</b>: headers that Kestrel itself acts on while it parses a request (framing,
-/// connection management, host validation, protocol switches). Their lines always stay in the bytes. All of
-/// them are fields of Kestrel's collection, never entries of its dictionary of other names, so the lines taken
-/// out can be put back in wire order (<c>Trailer</c>, <c>Proxy-Connection</c> and <c>HTTP2-Settings</c>, which
-/// Kestrel's HTTP/1.1 parser neither acts on nor keeps in a field, are ordinary names).</para>
-/// <para><b>Known</b>: the request headers Kestrel stores in fields of its own header collection
-/// (<c>HttpRequestHeaders</c>). Kestrel reports these under its canonical name whatever casing was sent,
-/// so the compaction re-injects them under these constants and needs no name string. Every other name
-/// comes from the connection's cache with the casing of the line; Kestrel then stores it exactly as its
-/// parser would (names matching a <c>HeaderNames</c> constant are interned to that constant in both
-/// paths, the rest keep the casing sent). The list must never hold a name Kestrel does not store in a
-/// field, or the casing seen by the application could change.</para>
-/// </remarks>
+/// <summary>The three kinds of header name, told apart before a line is touched.</summary>
+/// <remarks><para><b>Kept for Kestrel</b>: the headers Kestrel acts on while it parses a request (framing, connection
+/// management, host validation, protocol switches); their lines stay in the bytes. All are fields of Kestrel's
+/// collection, never entries of its dictionary of other names, so the lines taken out go back in wire order
+/// (<c>Trailer</c>, <c>Proxy-Connection</c> and <c>HTTP2-Settings</c>, which Kestrel's HTTP/1.1 parser neither acts on
+/// nor keeps in a field, are ordinary names).</para>
+/// <para><b>Known</b>: the headers Kestrel stores in fields of its own collection (<c>HttpRequestHeaders</c>) and
+/// reports under its constant whatever casing was sent, so they go back under these constants. Every other name gets a
+/// string with the casing of the line, which Kestrel stores as its parser would. The list must never hold a name
+/// Kestrel does not store in a field, or the casing the application sees could change.</para></remarks>
 internal static class FieldNames
 {
     // Kestrel keeps these two in fields of its own; HeaderNames has no constant for them.
@@ -32,8 +25,8 @@ internal static class FieldNames
         HeaderNames.Expect, HeaderNames.Upgrade, HeaderNames.TE,
     ];
 
-    // Kestrel's known HTTP/1.1 request headers that are not kept above (HttpRequestHeaders). Sized by KnownCount, so
-    // that the compiler holds the two together.
+    // Kestrel's known HTTP/1.1 request headers that are not kept above. Sized by KnownCount, so that the compiler holds
+    // the two together.
     private static readonly string[] Known = new string[KnownCount]
     {
         HeaderNames.Accept, HeaderNames.AcceptCharset, HeaderNames.AcceptEncoding, HeaderNames.AcceptLanguage,
@@ -50,40 +43,26 @@ internal static class FieldNames
     private static readonly string[] All = [.. Known, .. KeptForKestrel];
     private static readonly int[][] AllByLength = ByLength(All);
 
-    /// <summary>How many known names there are: a known name's position is below it. The per-name state of a
-    /// connection (previous values, history, the section's name filter) gives the known names the first places, by
-    /// position, before the other names'. A constant: code compiled ahead reaches a static field through a helper.</summary>
+    /// <summary>A known name's position is below it: the per-name state of a connection (previous values, histories, the
+    /// section's name filter) gives the known names the first places, by position, before the other names'.</summary>
     public const int KnownCount = 37;
 
-    /// <summary>What <see cref="Classify"/> returns for a name Kestrel acts on itself.</summary>
+    // What Classify returns for a name Kestrel acts on itself, and for one it keeps in its dictionary of other names.
     public const int Kept = -2;
-
-    /// <summary>What <see cref="Classify"/> returns for a name Kestrel keeps in its dictionary of other names.</summary>
     public const int Other = -1;
 
-    /// <summary>
-    /// The position of a known header in <see cref="KnownNames"/> (case-insensitively), or <see cref="Kept"/> when
-    /// Kestrel acts on the header itself, or <see cref="Other"/>.
-    /// </summary>
+    /// <summary>The position of a known header in <see cref="KnownNames"/> (case-insensitively), or <see cref="Kept"/>,
+    /// or <see cref="Other"/>.</summary>
     public static int Classify(ReadOnlySpan<byte> name)
     {
         int index = Find(name);
         return index < Known.Length ? index : Kept;
     }
 
-    /// <summary>Whether Kestrel acts on this header itself, so its line must stay in the bytes.</summary>
     public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Classify(name) == Kept;
-
-    /// <summary>Kestrel's own name constant for a known header, matched case-insensitively.</summary>
     public static string? GetKnownName(ReadOnlySpan<byte> name) => Classify(name) is >= 0 and var index ? Known[index] : null;
-
-    /// <summary>All names kept for Kestrel (for documentation and tests).</summary>
     public static IReadOnlyList<string> KeptNames => KeptForKestrel;
-
-    /// <summary>All known names that may be re-injected under their canonical constant.</summary>
     public static IReadOnlyList<string> KnownNames => Known;
-
-    /// <summary>The known name at <paramref name="index"/> of <see cref="KnownNames"/>.</summary>
     public static string KnownName(int index) => Known[index];
 
     private static int Find(ReadOnlySpan<byte> name)

@@ -4,16 +4,13 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant or the
-/// connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
+/// <summary>Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant
+/// or the connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
 /// connection's cache of values, or a new string where the cache would not pay (too long, excluded, a name whose values
-/// never come back).
-/// </summary>
+/// never come back).</summary>
 internal sealed class FieldResolver
 {
-    /// <summary>The value slot a resolved value is reported in when it is one of <see cref="WellKnownStrings.Values"/>,
-    /// which take no slot.</summary>
+    // The slot reported for one of WellKnownStrings.Values, which take no slot.
     public const short WellKnownSlot = -2;
 
     private readonly HeaderStringCache _values;
@@ -21,11 +18,9 @@ internal sealed class FieldResolver
     private readonly byte[][] _excluded;
     private ValueAdmission _admission;
 
-    /// <summary>Creates the resolver of one connection.</summary>
-    /// <param name="values">The connection's cache of values.</param>
-    /// <param name="names">The connection's cache of the names Kestrel has no constant for: a connection's names are few
-    /// and stable, and kept apart they take no slot from the values.</param>
-    /// <param name="excludedNames">Names whose values are never cached.</param>
+    /// <summary>The resolver of one connection. The names Kestrel has no constant for have a cache of their own
+    /// (<paramref name="names"/>): a connection's names are few and stable, and kept apart they take no slot from the
+    /// values. The values of <paramref name="excludedNames"/> are never cached.</summary>
     public FieldResolver(HeaderStringCache values, HeaderStringCache names, IEnumerable<string>? excludedNames = null)
     {
         _values = values;
@@ -41,18 +36,14 @@ internal sealed class FieldResolver
         new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(maxLength, HeaderStringCache.NameMaxLength), WellKnownStrings.Names),
         excludedNames);
 
-    /// <summary>The connection's cache of values.</summary>
     public HeaderStringCache Values => _values;
-
-    /// <summary>The connection's cache of names.</summary>
     public HeaderStringCache Names => _names;
 
-    /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>): taking its
-    /// fields then costs more than Kestrel's own work, for nothing.</summary>
+    /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>).</summary>
     public bool ValuesDoNotRepeat => _admission.ValuesDoNotRepeat;
 
-    /// <summary>The string of a name Kestrel has no constant for, from the cache of names; <paramref name="slot"/> is -1
-    /// for a name too long for it, which gets a new string.</summary>
+    /// <summary>The string of a name Kestrel has no constant for; <paramref name="slot"/> is -1 for a name too long for
+    /// the cache of names, which gets a new string.</summary>
     public string ResolveName(ReadOnlySpan<byte> name, ref bool created, out short slot)
     {
         // Names are validated tokens, so the cache refuses only names longer than its limit.
@@ -73,11 +64,9 @@ internal sealed class FieldResolver
         return resolved;
     }
 
-    /// <summary>
-    /// The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (Kestrel's
-    /// answer to such a field is Kestrel's to give). <paramref name="slot"/> says where the cache of values holds it
-    /// (<see cref="WellKnownSlot"/> for a well-known value), or is -1.
-    /// </summary>
+    /// <summary>The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (such a
+    /// field is Kestrel's to answer). <paramref name="slot"/> is where the cache of values holds it, or
+    /// <see cref="WellKnownSlot"/>, or -1.</summary>
     public string? ResolveValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out short slot)
     {
         slot = -1;
@@ -116,19 +105,17 @@ internal sealed class FieldResolver
         return resolved;
     }
 
-    /// <summary>Whether the name a field was resolved to before is still where it was: Kestrel's constant, or the string
-    /// the cache of names still holds in that slot.</summary>
+    /// <summary>Whether the name a field was resolved to before is still there: Kestrel's constant, or the string the
+    /// cache of names holds in that slot.</summary>
     public bool IsNameHeld(int kind, int slot, string name) => kind >= 0 || ReferenceEquals(_names.StringAt(slot), name);
 
     /// <summary>The name resolved before, which <see cref="IsNameHeld"/> says is still there, served as a lookup
     /// would serve it.</summary>
     public string RecallName(int kind, int slot) => kind >= 0 ? FieldNames.KnownName(kind) : _names.Touch(slot);
 
-    /// <summary>
-    /// The value resolved before to <paramref name="value"/> in <paramref name="slot"/>, served as a lookup would serve
-    /// it, or <see langword="null"/> when a lookup now would not (the cache has let go of it, or the name's values are now
-    /// created without a lookup): the caller then resolves it again.
-    /// </summary>
+    /// <summary>The value resolved before to <paramref name="value"/> in <paramref name="slot"/>, served as a lookup would
+    /// serve it, or <see langword="null"/> when a lookup now would not (the cache let go of it, or the name's values are
+    /// now created without a lookup).</summary>
     public string? RecallValue(int history, int slot, string value)
     {
         ref byte misses = ref _admission.Misses(history);
@@ -144,8 +131,8 @@ internal sealed class FieldResolver
     /// <summary>Where the history of a field's name is kept, for a caller that remembers the field.</summary>
     public byte History(in TakenHeader field) => _admission.History(field);
 
-    /// <summary>The connection ended or passes through: lets go of the caches' strings and the names' histories. The
-    /// counters stay for the metrics.</summary>
+    /// <summary>The connection ended or passes through: lets go of the caches' strings and the names' histories; the
+    /// counters stay.</summary>
     public void Release()
     {
         _values.Release();

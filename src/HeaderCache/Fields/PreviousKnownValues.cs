@@ -7,12 +7,10 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Kestrel's single-valued known headers of the previous head, by <see cref="FieldNames"/> index: Kestrel hands
-/// back such a string, at no cost, when the next request sends the same bytes, so a line that does is left to it. Each
-/// line of a head notes its value here as it is recorded, which no later line of the head reads (a later line of the
-/// name is a repeat, always taken); what the next head may reuse changes only once the head is complete.
-/// </summary>
+/// <summary>Kestrel's single-valued known headers of the previous head, by <see cref="FieldNames"/> index: Kestrel
+/// hands back such a string, at no cost, when the next request sends the same bytes, so a line that does is left to it.
+/// Each line of a head notes its value here as it is recorded, which no later line of the head reads (a later line of
+/// the name is a repeat, always taken); what the next head may reuse changes only once the head is complete.</summary>
 internal struct PreviousKnownValues
 {
     private PreviousValue[] _values;
@@ -22,13 +20,11 @@ internal struct PreviousKnownValues
     private ulong _present;
     private ulong _repeated;
 
-    /// <summary>Nothing to reuse yet.</summary>
     public PreviousKnownValues() => _values = [];
 
     /// <summary>The length of the lines of this head left because Kestrel would hand back its previous string.</summary>
     public int LeftLength { readonly get; private set; }
 
-    /// <summary>Starts a new head.</summary>
     public void Begin()
     {
         _present = _repeated = 0;
@@ -38,13 +34,9 @@ internal struct PreviousKnownValues
     /// <summary>The head is complete: its values are the previous ones for the next head.</summary>
     public void End() => _reusable = _present & ~_repeated;
 
-    /// <summary>
-    /// Whether Kestrel hands back its previous string for this known value: a recalled line whose string
-    /// (<paramref name="recalled"/>) is that very string needs no compare (its bytes were just compared to it), and a
-    /// value of another length or with other bytes in its middle none.
-    /// </summary>
-    /// <remarks>Inlined (code compiled ahead, and tier 1 in the sample server under wrk, called it for every taken
-    /// line): most are of other names, or of known names sent once.</remarks>
+    /// <summary>Whether Kestrel hands back its previous string for this known value. A recalled line whose string
+    /// (<paramref name="recalled"/>) is that very string needs no compare (its bytes were just compared to it), nor does
+    /// a value of another length or with other bytes in its middle.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public readonly bool IsReused(int known, ReadOnlySpan<byte> value, string? recalled = null) =>
         known >= 0 && (_reusable & (1UL << known)) != 0 && IsPrevious(known, value, recalled);
@@ -71,8 +63,8 @@ internal struct PreviousKnownValues
             _values = new PreviousValue[FieldNames.KnownCount];
         }
 
-        // The line's bytes, not the string's: a string the cache served was made long ago, and under load reading it
-        // is a miss of the processor's caches per known line. A value is ASCII, so both have the same length.
+        // The line's bytes, not the string's, which a cache served and which lies elsewhere in the heap. A value is
+        // ASCII, so both have the same length.
         Debug.Assert(line.Value.Length == value.Length, "A value's string has one char per byte.");
         _values[line.Known] = new PreviousValue(line.Value, value);
     }
@@ -80,7 +72,6 @@ internal struct PreviousKnownValues
     /// <summary>A line left to Kestrel is taken after all (its name repeats later in the head).</summary>
     public void Take(in TakenHeader line) => LeftLength -= line.End - line.Start;
 
-    /// <summary>Forgets the values: the next head reuses none.</summary>
     public void Release() => (_values, _reusable) = ([], 0);
 
     private readonly bool IsPrevious(int known, ReadOnlySpan<byte> value, string? recalled)
@@ -92,9 +83,8 @@ internal struct PreviousKnownValues
     }
 
     // A known value with its length and four bytes from its middle, which tell most values that differ from it without
-    // reading the string: that lies elsewhere in the heap, and under load is no longer in the processor's caches when
-    // the next request comes. Values of one length differ mostly in the middle: ids and trace ids (traceparent keeps its
-    // length, version and flags), addresses, paths.
+    // reading the string, which lies elsewhere in the heap. Values of one length differ mostly in the middle: ids and
+    // trace ids (traceparent keeps its length, version and flags), addresses, paths.
     private readonly struct PreviousValue(string value, ReadOnlySpan<byte> bytes)
     {
         public readonly string? Value = value;

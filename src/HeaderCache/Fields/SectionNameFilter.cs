@@ -2,12 +2,10 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// The names of a header section so far, as 128 bits, so that telling whether a line repeats an earlier line's name
-/// costs one bit for a section without repeats: a name whose bit is clear was not sent before. A known name has a bit of
-/// its own (its position among Kestrel's known names), so it never seems to repeat another name; the other names share
-/// the bits after them by their key.
-/// </summary>
+/// <summary>The names of a header section so far, as 128 bits, so that telling whether a line repeats an earlier line's
+/// name costs one bit for a section without repeats: a name whose bit is clear was not sent before. A known name has a
+/// bit of its own (its position among Kestrel's known names), so it never seems to repeat another name; the other names
+/// share the bits after them by their key.</summary>
 internal struct SectionNameFilter
 {
     private const int OtherNameBits = 128 - FieldNames.KnownCount;
@@ -18,7 +16,6 @@ internal struct SectionNameFilter
 
     /// <summary>Adds a line's name (a known name's index, or -1 and the key of its bytes): false when no earlier
     /// line of the section can have had it, true when one may have.</summary>
-    /// <remarks>Inlined: asked for every taken line.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool Add(int known, ushort key)
     {
@@ -34,6 +31,5 @@ internal struct SectionNameFilter
         return true;
     }
 
-    /// <summary>Starts a new section.</summary>
     public void Clear() => _low = _high = 0;
 }

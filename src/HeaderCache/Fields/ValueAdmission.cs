@@ -5,25 +5,19 @@ using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 
-/// <summary>
-/// Which of a connection's values are worth looking up in its cache. Per name, values that keep missing (request
-/// ids, per-file ETags, timestamps) would evict values that do come back: after <see cref="MissesBeforeNameBypass"/>
-/// misses in a row a name's values are created directly, and only every <see cref="NameProbeInterval"/>-th is looked
-/// up (and admitted) again, so a name whose values start repeating comes back. Per connection, one whose values almost
-/// never repeat (a hostile or highly varied client) steps aside: taking its fields costs more CPU than Kestrel's own
-/// work on them, for nothing but its names' strings.
-/// </summary>
+/// <summary>Which of a connection's values are worth looking up in its cache. Per name, values that keep missing
+/// (request ids, per-file ETags, timestamps) would evict values that do come back: after
+/// <see cref="MissesBeforeNameBypass"/> misses in a row a name's values are created directly, and only every
+/// <see cref="NameProbeInterval"/>-th is looked up (and admitted) again, so a name whose values start repeating comes
+/// back. Per connection, one whose values almost never repeat (a hostile or highly varied client) steps aside: taking
+/// its fields costs more CPU than Kestrel's own work on them, for nothing but its names' strings.</summary>
 internal struct ValueAdmission
 {
-    /// <summary>Value lookups over which the connection's hit rate is judged.</summary>
+    // A connection with fewer than one hit in MinValueHitRateInverse value lookups of a ValueWindow passes through.
     public const int ValueWindow = 64;
-
-    /// <summary>A connection with fewer than one hit in this many value lookups of a window passes through.</summary>
     public const int MinValueHitRateInverse = 8;
 
-    /// <summary>Misses in a row after which a name's values are mostly created without a look-up.</summary>
     public const int MissesBeforeNameBypass = 16;
-
     private const int NameProbeInterval = 8;
 
     private readonly int _nameSlots;
@@ -34,7 +28,6 @@ internal struct ValueAdmission
     private int _lookups;
     private int _hits;
 
-    /// <summary>A connection's admission, for a cache of names with <paramref name="nameSlots"/> slots.</summary>
     public ValueAdmission(int nameSlots)
     {
         Debug.Assert(FieldNames.KnownCount + nameSlots < byte.MaxValue, "An entry of the history is named in a byte.");
@@ -42,15 +35,14 @@ internal struct ValueAdmission
         _nameMisses = [];
     }
 
-    /// <summary>Whether fewer than one in <see cref="MinValueHitRateInverse"/> of the last window's lookups were hits:
-    /// the connection steps aside once the current field is read.</summary>
+    /// <summary>Whether the last window's lookups had too few hits: the connection steps aside once the current field is
+    /// read.</summary>
     public bool ValuesDoNotRepeat { readonly get; private set; }
 
-    /// <summary>Whether a name with this many misses in a row has its values created without a look-up.</summary>
     public static bool IsBypassed(byte misses) => misses >= MissesBeforeNameBypass;
 
     /// <summary>Whether this value of a name with <paramref name="misses"/> misses in a row is created without a
-    /// look-up; every <see cref="NameProbeInterval"/>-th of a bypassed name's values is looked up again.</summary>
+    /// look-up: every <see cref="NameProbeInterval"/>-th of a bypassed name's values is looked up again.</summary>
     public static bool Bypasses(ref byte misses)
     {
         if (misses < MissesBeforeNameBypass)
@@ -67,10 +59,8 @@ internal struct ValueAdmission
         return false;
     }
 
-    /// <summary>The misses in a row of the name of this entry of the history (<see cref="History"/>).</summary>
     public readonly ref byte Misses(int history) => ref _nameMisses[history];
 
-    /// <summary>The misses in a row of a line's name.</summary>
     public ref byte Misses(in TakenHeader line)
     {
         int entry = History(line);
@@ -104,8 +94,7 @@ internal struct ValueAdmission
         }
     }
 
-    /// <summary>Counts a value looked up (or served as a look-up would have) for the name whose misses are
-    /// <paramref name="misses"/>.</summary>
+    /// <summary>Counts a value looked up, or served as a look-up would have, for the name whose misses these are.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Count(ref byte misses, bool hit)
     {
@@ -117,7 +106,6 @@ internal struct ValueAdmission
         }
     }
 
-    /// <summary>The connection ended or passes through: no line will be looked up again.</summary>
     public void Release() => _nameMisses = [];
 
     private void EndWindow()

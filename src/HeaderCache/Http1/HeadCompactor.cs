@@ -8,20 +8,19 @@ using static HeaderCache.Caching.HttpBytes;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// Reads the header section of one request head at a time, as its bytes arrive: checks each line as soon as it ends,
-/// has the <see cref="FieldResolver"/> resolve the strings of the lines it will take out, and, when the empty line
-/// arrives, writes the section Kestrel should see and publishes the taken lines in the <see cref="HeaderInjectionQueue"/>.
-/// </summary>
-/// <remarks>
-/// <para>Grammar accepted (stricter than Kestrel's): header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>, after a
-/// request line <see cref="RequestLine"/> accepts. Anything else, Kestrel's limits, and the framing it does not follow
-/// (<see cref="HeadFraming"/>) end compaction for the connection: the caller then hands Kestrel the client's exact
-/// bytes.</para>
-/// <para>Every line but those of the names Kestrel acts on is taken out, so Kestrel's collection gets all the other names
-/// back from the request-level part, in the order they were sent.</para>
-/// </remarks>
-internal sealed class HeadCompactor : IDisposable
+/// <summary>Reads the header section of one request head at a time, as its bytes arrive: checks each line as soon as it
+/// ends, has the <see cref="FieldResolver"/> resolve the strings of the lines it will take out, and, when the empty
+/// line arrives, writes the section Kestrel should see and publishes the taken lines in the
+/// <see cref="HeaderInjectionQueue"/>.</summary>
+/// <remarks><para>Grammar accepted (stricter than Kestrel's): header lines <c>token ":" *(VCHAR / SP / HTAB) CRLF</c>,
+/// after a request line <see cref="RequestLine"/> accepts. Anything else, Kestrel's limits, and the framing it does not
+/// follow (<see cref="HeadFraming"/>) end compaction for the connection: the caller then hands Kestrel the client's
+/// exact bytes.</para>
+/// <para>Every line but those of the names Kestrel acts on is taken out, so Kestrel's collection gets all the other
+/// names back from the request-level part, in the order they were sent. A line the connection sent before is served
+/// from the <see cref="LineMemo"/> (HeadCompactor.Recall.cs), with the same outcome as the long way
+/// here.</para></remarks>
+internal sealed partial class HeadCompactor : IDisposable
 {
     private readonly FieldResolver _fields;
     private readonly HeaderInjectionQueue _queue;
@@ -36,14 +35,10 @@ internal sealed class HeadCompactor : IDisposable
     private SectionNameFilter _sectionNames;
     private PreviousKnownValues _previous = new();
 
-    /// <summary>Creates the compactor of one connection.</summary>
-    /// <param name="fields">The connection's resolver of field strings.</param>
-    /// <param name="queue">Where the taken lines wait for their request.</param>
-    /// <param name="limits">Kestrel's limits on a head.</param>
-    /// <param name="leaveReusedValues">Kestrel reuses a known header's string when the value repeats the previous
-    /// request's (its <c>DisableStringReuse</c> is off): such lines are then left to Kestrel.</param>
-    /// <param name="memo">The memo of lines sent before, or <see langword="null"/> for the long way only, which is what
-    /// the memo must be indistinguishable from.</param>
+    /// <summary>The compactor of one connection. With <paramref name="leaveReusedValues"/> (Kestrel's
+    /// <c>DisableStringReuse</c> off) a known value that repeats the previous request's is left to Kestrel, which reuses
+    /// its string. Without a <paramref name="memo"/> every line goes the long way, which the memo must not be told
+    /// apart from.</summary>
     public HeadCompactor(FieldResolver fields, HeaderInjectionQueue queue, HeadLimits limits, bool leaveReusedValues, LineMemo? memo)
     {
         _fields = fields;
@@ -53,26 +48,19 @@ internal sealed class HeadCompactor : IDisposable
         _memo = memo;
     }
 
-    /// <summary>The memo of lines, if the compactor has one.</summary>
-    public LineMemo? Memo => _memo;
-
-    /// <summary>What <see cref="Scan"/> found.</summary>
     public enum Outcome
     {
-        /// <summary>The section is not complete yet and nothing Kestrel would act on has arrived.</summary>
-        NeedMore,
-
-        /// <summary>The empty line arrived: <see cref="SectionLength"/> bytes form the section.</summary>
-        Complete,
-
-        /// <summary>The connection must pass through from here, for <see cref="Reason"/>.</summary>
-        PassThrough,
+        NeedMore,      // the section is not complete, and nothing Kestrel would act on has arrived
+        Complete,      // the empty line arrived: SectionLength bytes form the section
+        PassThrough,   // the connection passes through from here, for Reason
     }
 
-    /// <summary>The connection's resolver of field strings.</summary>
+    public LineMemo? Memo => _memo;
     public FieldResolver Fields => _fields;
+    public PassThroughReason Reason { get; private set; }
+    public bool Upgrade => _framing.Upgrade;
+    public bool HasTakenLines => _taken != 0;
 
-    /// <summary>What the instruments report of this connection.</summary>
     public MeteredCounts Metered => new()
     {
         LinesServed = LinesServed,
@@ -82,20 +70,11 @@ internal sealed class HeadCompactor : IDisposable
         NameEvictions = _fields.Names.Counters.Evictions,
     };
 
-    /// <summary>Why <see cref="Scan"/> last returned <see cref="Outcome.PassThrough"/>.</summary>
-    public PassThroughReason Reason { get; private set; }
-
     /// <summary>Length of the complete section, empty line included.</summary>
     public int SectionLength { get; private set; }
 
     /// <summary>The section's Content-Length, or -1 when it has none.</summary>
     public long ContentLength => _framing.ContentLength;
-
-    /// <summary>Whether the section asks for an upgrade (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
-    public bool Upgrade => _framing.Upgrade;
-
-    /// <summary>Whether the complete section has lines to take out.</summary>
-    public bool HasTakenLines => _taken != 0;
 
     /// <summary>Length of the section Kestrel sees once the taken lines are out.</summary>
     public int CompactedLength { get; private set; }
@@ -107,13 +86,10 @@ internal sealed class HeadCompactor : IDisposable
     /// <summary>Taken lines for which a new name or value string was made, as Kestrel alone would have.</summary>
     public long LinesCreated { get; private set; }
 
-    /// <summary>
-    /// Managed bytes of the strings Kestrel alone would have allocated for the lines served: each one's value, unless
-    /// Kestrel would have handed back its previous string, and its name, unless Kestrel has a constant for it.
-    /// </summary>
+    /// <summary>Managed bytes of the strings Kestrel alone would have allocated for the lines served: each one's value,
+    /// unless Kestrel would have handed back its previous string, and its name, unless Kestrel has a constant for it.</summary>
     public long AvoidedBytes { get; private set; }
 
-    /// <summary>Starts a new header section.</summary>
     public void Begin()
     {
         _queue.Discard();
@@ -124,10 +100,8 @@ internal sealed class HeadCompactor : IDisposable
         _framing = new HeadFraming();
     }
 
-    /// <summary>
-    /// Looks at the section's bytes received so far (<paramref name="section"/> starts at the first header line and grows
-    /// from call to call); lines already seen are not looked at again.
-    /// </summary>
+    /// <summary>Reads the section's bytes received so far (<paramref name="section"/> starts at the first header line
+    /// and grows from call to call); lines already read are not read again.</summary>
     public Outcome Scan(ReadOnlySpan<byte> section)
     {
         int limit = _limits.MaxSectionLength;
@@ -178,10 +152,8 @@ internal sealed class HeadCompactor : IDisposable
         }
     }
 
-    /// <summary>
-    /// Writes the complete section without the taken lines to <paramref name="destination"/>
-    /// (<see cref="CompactedLength"/> bytes) and publishes the taken lines for the request.
-    /// </summary>
+    /// <summary>Writes the complete section without the taken lines to <paramref name="destination"/>
+    /// (<see cref="CompactedLength"/> bytes) and publishes the taken lines for the request.</summary>
     public void Compact(ReadOnlySpan<byte> section, Span<byte> destination)
     {
         int unwritten = 0;
@@ -219,10 +191,8 @@ internal sealed class HeadCompactor : IDisposable
         _queue.Publish();
     }
 
-    /// <summary>
-    /// The connection ended or passes through: nothing the compactor holds will serve another line, so it lets go of
-    /// its caches' strings, its memo and what it knew of the last head. The counters stay for the metrics.
-    /// </summary>
+    /// <summary>The connection ended or passes through: the compactor lets go of its caches' strings, its memo and what
+    /// it knew of the last head, none of which will serve another line. The counters stay for the metrics.</summary>
     public void Dispose()
     {
         ReleaseLines();
@@ -231,11 +201,8 @@ internal sealed class HeadCompactor : IDisposable
         _previous.Release();
     }
 
-    /// <summary>
-    /// The connection has waited long for its next request (<see cref="IdleTrim"/>): the compactor lets go of what only
-    /// makes reading a head cheaper (the memo, the queue's array, the previous head's known values) and keeps its caches'
-    /// strings, which save the next head's allocations.
-    /// </summary>
+    /// <summary>The connection has waited long for its next request (<see cref="IdleTrim"/>): the compactor lets go of
+    /// what only makes reading a head cheaper, and keeps its caches' strings, which save the next head's allocations.</summary>
     public void Trim()
     {
         _memo?.Release();
@@ -243,8 +210,8 @@ internal sealed class HeadCompactor : IDisposable
         _previous.Release();
     }
 
-    /// <summary>Forgets the current head's lines, recorded in the queue: a head with nothing to take out publishes none.
-    /// The entries published stay for their requests.</summary>
+    /// <summary>Forgets the current head's lines: a head with nothing to take out publishes none. The entries published
+    /// stay for their requests.</summary>
     public void ReleaseLines() => _queue.Discard();
 
     /// <summary>The complete head just read is the last the compactor reads: the requests before it have ended, so the
@@ -278,58 +245,6 @@ internal sealed class HeadCompactor : IDisposable
         Reason = reason;
         _queue.StopRecording();
         return Outcome.PassThrough;
-    }
-
-    // A line the connection sent before, byte for byte, is valid and of the same kind: while the caches still hold its
-    // strings where the memo says, it is served from the memo, with the caches and histories changed as the lookups of
-    // the long way would change them. False sends it the long way.
-    private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
-    {
-        int found = _memo?.Find(content) ?? -1;
-        if (found < 0)
-        {
-            return false;
-        }
-
-        ref readonly LineMemo.Entry entry = ref _memo![found];
-        if (entry.Kind == FieldNames.Kept)
-        {
-            return true;
-        }
-
-        if (!_fields.IsNameHeld(entry.Kind, entry.NameSlot, entry.Name))
-        {
-            return false;
-        }
-
-        ReadOnlySpan<byte> name = content[..entry.NameLength];
-        ReadOnlySpan<byte> value = content[(name.Length + 2)..];
-
-        // Filled in place in the queue's array: nothing below records another line before this one is recorded.
-        ref TakenHeader line = ref _queue.NextLine();
-        line = new TakenHeader(start, start + content.Length + 2, name.Length, entry.Key)
-        {
-            Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
-        };
-        line.Repeat = IsRepeat(line, name, section);
-        line.Name = _fields.RecallName(entry.Kind, entry.NameSlot);
-        if (line.Repeat || !_previous.IsReused(line.Known, value, entry.Value))
-        {
-            line.Value = _fields.RecallValue(entry.History, entry.ValueSlot, entry.Value);
-            if (line.Value is null)
-            {
-                // The cache has let go of the value, or the name's values are created without a lookup now: the value
-                // goes the long way, the name as recalled. The bytes were checked when they were remembered.
-                line.Value = _fields.ResolveValue(ref line, name, value, out short slot)!;
-                Remember(line, slot, content);
-            }
-
-            _taken += line.End - line.Start;
-        }
-
-        _queue.Record();
-        NoteKnownValue(line, value);
-        return true;
     }
 
     // The long way for a line the memo did not serve: the value's lookup is also its validation, so every byte is looked
@@ -390,27 +305,6 @@ internal sealed class HeadCompactor : IDisposable
         _queue.Record();
         NoteKnownValue(line, value);
         return PassThroughReason.None;
-    }
-
-    // Remembers a line in the plain layout whose strings a later head can be served: its name is Kestrel's constant (sent
-    // in its casing) or in the cache of names, and its value is in the cache of values, well-known, or Kestrel's previous
-    // string. A line whose name or value was just made mostly never comes back.
-    private void Remember(in TakenHeader line, short valueSlot, ReadOnlySpan<byte> content)
-    {
-        string? value = line.Value ?? _previous[line.Known];
-        bool named = line.Known >= 0 ? Ascii.Equals(content[..line.NameLength], line.Name!) : line.NameSlot >= 0;
-        if (line.Created || value is null || !named || (line.Value is not null && valueSlot == -1))
-        {
-            return;
-        }
-
-        _memo?.Remember(
-            new LineMemo.Entry
-            {
-                Name = line.Name!, Value = value, Kind = (sbyte)line.Known, NameSlot = (byte)Math.Max((int)line.NameSlot, 0),
-                ValueSlot = valueSlot, Key = line.Key, History = _fields.History(line),
-            },
-            content);
     }
 
     private static ReadOnlySpan<byte> ValueOf(ReadOnlySpan<byte> content, int colon)

@@ -3,15 +3,13 @@ using System.Text;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// What a head's lines that Kestrel acts on tell the reader about what follows the head: a body of known length, or an
-/// upgrade after which the connection is Kestrel's. Framing the reader does not follow ends compaction.
-/// </summary>
+/// <summary>What a head's lines that Kestrel acts on tell the reader about what follows the head: a body of known
+/// length, or an upgrade after which the connection is Kestrel's. Framing the reader does not follow ends
+/// compaction.</summary>
 internal struct HeadFraming
 {
     private const int MaxContentLengthDigits = 18;
 
-    /// <summary>A head with no framing lines yet.</summary>
     public HeadFraming() => ContentLength = -1;
 
     /// <summary>The section's Content-Length, or -1 when it has none.</summary>
@@ -20,16 +18,16 @@ internal struct HeadFraming
     /// <summary>Whether the section asks for an upgrade (<c>Connection: upgrade</c> or an <c>Upgrade</c> header).</summary>
     public bool Upgrade { readonly get; private set; }
 
-    /// <summary>Reads a line Kestrel acts on (its value already checked): why it stops compaction, or
-    /// <see cref="PassThroughReason.None"/>. <paramref name="framing"/> tells whether the line framed the request (a
-    /// line that did not can be recognised by its bytes alone in later heads).</summary>
+    /// <summary>Reads a line Kestrel acts on, its value checked: why it stops compaction, or
+    /// <see cref="PassThroughReason.None"/>. A line that did not frame the request (<paramref name="framing"/> false)
+    /// can be recognised by its bytes alone in later heads.</summary>
     public PassThroughReason Read(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out bool framing)
     {
         framing = true;
         if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
         {
-            // Kestrel rejects a second Content-Length and anything its number parser refuses; accept only
-            // plain digits here and leave everything else to Kestrel.
+            // Kestrel rejects a second Content-Length and anything its number parser refuses: only plain digits are
+            // read here, everything else is Kestrel's to answer.
             if (ContentLength >= 0 || value.IsEmpty || value.Length > MaxContentLengthDigits || value.ContainsAnyExceptInRange((byte)'0', (byte)'9'))
             {
                 return PassThroughReason.Malformed;

@@ -1,31 +1,19 @@
-using HeaderCache.Diagnostics;
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next request
-/// through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up reading a
-/// head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.
-/// </summary>
-/// <remarks>
-/// <para>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
-/// Kestrel's heartbeat, on its own thread, trims (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
-/// the trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, the wait ends with a locked
-/// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes. A request costs a
-/// plain write and one locked exchange.</para>
-/// </remarks>
+/// <summary>Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next
+/// request through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up
+/// reading a head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.</summary>
+/// <remarks>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
+/// Kestrel's heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
+/// a trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked
+/// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes.</remarks>
 internal sealed class IdleTrim
 {
-    /// <summary>Heartbeats (Kestrel beats once a second) through which Kestrel waits for the next request before the
-    /// compactor lets go: long enough that a connection in use keeps everything (a page's resources come within a
-    /// second or two, and a pooled proxy connection under any load much more often), short against Kestrel's
-    /// keep-alive timeout (130 s by default), during which an idle connection would otherwise hold it all.</summary>
+    // Kestrel beats once a second: a connection in use (a page's resources, a pooled proxy connection under load) keeps
+    // everything, while an idle one gives it back long before Kestrel's keep-alive timeout (130 s by default).
     public const int HeartbeatsBeforeTrim = 10;
 
-    private const int Running = 0;
-    private const int Waiting = 1;
-    private const int Trimming = 2;
-    private const int Ended = 3;
-
+    private const int Running = 0, Waiting = 1, Trimming = 2, Ended = 3;
     private int _state;
 
     // Waits started so far, written by the connection's flow only; the heartbeat tells a new wait from a long one by it.
@@ -49,9 +37,8 @@ internal sealed class IdleTrim
     /// <summary>The connection reads no more: no trim starts from here, and one that runs has finished on return.</summary>
     public void End() => Leave(Ended);
 
-    /// <summary>Called on each of Kestrel's heartbeats: trims once a wait has lasted <see cref="HeartbeatsBeforeTrim"/>
-    /// of them, once per wait.</summary>
-    /// <returns>Whether it trimmed.</returns>
+    /// <summary>Called on each of Kestrel's heartbeats: trims, once per wait, when the wait has lasted
+    /// <see cref="HeartbeatsBeforeTrim"/> of them; true when it did.</summary>
     public bool OnHeartbeat(HeadCompactor compactor)
     {
         int wait = Volatile.Read(ref _waits);

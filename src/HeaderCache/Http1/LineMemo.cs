@@ -8,37 +8,26 @@ using HeaderCache.Fields;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to be
-/// valid, of which kind, and with which strings, without being parsed, classified and looked up name and value apart.
-/// </summary>
-/// <remarks>
-/// <para>A lookup is a fingerprint of the line, a scan of <see cref="Size"/> fingerprints and one compare of bytes against
-/// the line as it was remembered; being equal to bytes that were checked when they were remembered is also the check of
-/// the bytes. Only lines in the layout nearly every client uses are remembered, <c>name: value</c> with one space and a
-/// non-empty value, so that the compare decides the whole line.</para>
-/// <para>The remembered lines' bytes sit together in one array, so the compares read that array and never the strings,
-/// which lie each elsewhere in the heap.</para>
-/// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's strings,
-/// and the reader serves the line from it only while they still do, touching them as the lookups it saves would have;
-/// otherwise the line goes the long way and is remembered again. Entries are replaced oldest first, but for those found
-/// since the replacement hand last passed them (CLOCK's second chance). Storage is allocated at the first line
-/// remembered.</para>
-/// </remarks>
+/// <summary>The header lines a connection sent before, whole: a line that comes again byte for byte is known at once to
+/// be valid, of which kind, and with which strings, without being parsed, classified and looked up name and value
+/// apart.</summary>
+/// <remarks><para>A lookup is a fingerprint of the line, a scan of <see cref="Size"/> fingerprints and one compare
+/// against the line's bytes as remembered, which were checked then: being equal to them is the check. Only lines in the
+/// layout nearly every client uses, <c>name: value</c> with one space and a non-empty value, are remembered, so that
+/// the compare decides the whole line. The bytes sit together in one array, so a compare never reads a string.</para>
+/// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's
+/// strings, and a line is served from it only while they still do, touching them as the lookups it saves would have;
+/// otherwise it goes the long way and is remembered again. Entries are replaced oldest first, but for those found since
+/// the hand last passed them (CLOCK's second chance).</para></remarks>
 internal sealed class LineMemo
 {
-    /// <summary>Lines remembered per connection: a browser connection sends about 30 distinct lines, a reverse proxy's
-    /// pooled connection, carrying many users, about twice as many.</summary>
+    // At most 64: the entries found and the candidates of a lookup are bits of one ulong.
     public const int Size = 64;
 
-    /// <summary>Most bytes of remembered lines: a browser's lines take about 1.5 KB, a proxy's about 4 KB.</summary>
     public const int MaxBytes = 8192;
 
-    /// <summary>Longest line remembered: a value the cache of values holds is at most 256 bytes by default.</summary>
+    // A value the cache of values holds is at most 256 bytes by default.
     public const int MaxLineLength = 512;
-
-    /// <summary>The <see cref="Entry.ValueSlot"/> of a value from <see cref="WellKnownStrings.Values"/>, which is in no slot.</summary>
-    public const short WellKnownValue = -2;
 
     private const int MinBytes = 256;
 
@@ -54,45 +43,27 @@ internal sealed class LineMemo
     // One bit per entry found since the replacement hand last passed it.
     private ulong _foundSinceHand;
 
-    /// <summary>One remembered line.</summary>
     public struct Entry
     {
-        /// <summary>The name exactly as sent: Kestrel's constant, or the string in the cache of names; empty for a
-        /// <see cref="FieldNames.Kept"/> line. Null marks an entry that holds no line.</summary>
+        // The strings exactly as sent: the name is Kestrel's constant or the string in the cache of names. Both are
+        // empty for a Kept line; a null Name marks an entry that holds no line.
         public string Name;
-
-        /// <summary>The value exactly as sent; empty for a <see cref="FieldNames.Kept"/> line.</summary>
         public string Value;
 
-        /// <summary>A known name's position in <see cref="FieldNames.KnownNames"/>, or <see cref="FieldNames.Other"/>,
-        /// or <see cref="FieldNames.Kept"/>.</summary>
-        public sbyte Kind;
-
-        /// <summary>For <see cref="FieldNames.Other"/>: the slot of the cache of names that held <see cref="Name"/>.</summary>
-        public byte NameSlot;
-
-        /// <summary>The slot of the cache of values that held <see cref="Value"/>, or <see cref="WellKnownValue"/>, or -1
-        /// (a value Kestrel reused, a kept line).</summary>
-        public short ValueSlot;
-
-        /// <summary>Length of <see cref="Name"/>, so that a recalled line never reads the string.</summary>
-        public byte NameLength;
-
-        /// <summary>The name's <see cref="Requests.TakenHeader.Key"/>.</summary>
-        public ushort Key;
-
-        /// <summary>Where the resolver keeps the name's history of values (<see cref="ValueAdmission"/>).</summary>
-        public byte History;
+        public sbyte Kind;         // a known name's index in FieldNames.KnownNames, or FieldNames.Other, or FieldNames.Kept
+        public byte NameSlot;      // for FieldNames.Other: the slot of the cache of names that held Name
+        public short ValueSlot;    // the cache of values' slot, FieldResolver.WellKnownSlot, or -1 (reused by Kestrel, kept)
+        public byte NameLength;    // so that a recalled line never reads the name's string
+        public ushort Key;         // the name's TakenHeader.Key
+        public byte History;       // where the resolver keeps the name's history of values (ValueAdmission)
 
         // Where the line's bytes are in _bytes, and how many (name, ": ", value).
         internal ushort Offset;
         internal ushort Length;
     }
 
-    /// <summary>The entry at <paramref name="index"/>.</summary>
     public ref readonly Entry this[int index] => ref _entries[index];
 
-    /// <summary>Lets go of every remembered line and their bytes.</summary>
     public void Release()
     {
         (_fingerprints, _entries, _bytes) = ([], [], []);
@@ -119,12 +90,9 @@ internal sealed class LineMemo
         return _found;
     }
 
-    /// <summary>
-    /// Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/>, with
+    /// <summary>Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/>, with
     /// <paramref name="entry"/>'s strings: in place of the entry found for it (whose strings the caches no longer held
-    /// there), else in place of the oldest. A line longer than <see cref="MaxLineLength"/>, or one there is no room for,
-    /// is not remembered.
-    /// </summary>
+    /// there), else of the oldest. A line longer than <see cref="MaxLineLength"/>, or with no room left, is not.</summary>
     public void Remember(in Entry entry, ReadOnlySpan<byte> line)
     {
         if (line.Length > MaxLineLength)
@@ -207,8 +175,7 @@ internal sealed class LineMemo
         return scalar;
     }
 
-    // Lines are 16 to a few hundred bytes: an inlined vector loop, where SequenceEqual's call and its dispatch on the
-    // length cost about as much as the compare itself.
+    // Lines are 16 to a few hundred bytes: a vector loop without SequenceEqual's call and its dispatch on the length.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static bool EqualBytes(ReadOnlySpan<byte> line, ReadOnlySpan<byte> remembered)
     {

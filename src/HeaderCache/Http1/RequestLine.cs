@@ -4,16 +4,12 @@ using static HeaderCache.Caching.HttpBytes;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The request lines after which a connection's heads are compacted: <c>token SP target SP HTTP/1.1 CRLF</c> with a
-/// method other than <c>CONNECT</c>. The line itself is never changed; anything else is left to Kestrel from there on.
-/// </summary>
+/// <summary>The request lines after which a connection's heads are compacted: <c>token SP target SP HTTP/1.1 CRLF</c>
+/// with a method other than <c>CONNECT</c>. The line itself is never changed; anything else is left to Kestrel from
+/// there on.</summary>
 internal static class RequestLine
 {
-
-    /// <summary>
-    /// Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.
-    /// </summary>
+    /// <summary>Why a request line (ending in LF) stops compaction, or <see cref="PassThroughReason.None"/>.</summary>
     public static PassThroughReason Check(ReadOnlySpan<byte> line)
     {
         if (line.Length < 2 || line[^2] != CR)

@@ -5,21 +5,15 @@ using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Http1;
 
-/// <summary>
-/// The source and token behind a pending read of the transport, so that Kestrel can wait on the transport's read
-/// itself, with the reader taking the result when Kestrel does.
-/// </summary>
-/// <remarks>
-/// <para>A reader that awaits the transport's read in an async method (or registers a callback of its own) adds a
-/// second continuation to every read that waits: the transport's pipe queues it to the thread pool, it runs with the
-/// execution context it captured, and only then resumes Kestrel. Handing Kestrel's own continuation to the transport
-/// instead makes the wait what it is without HeaderCache: the pipe queues Kestrel's state machine as it is (no work
-/// item is allocated for it), and the reader's work runs in <see cref="IValueTaskSource{TResult}.GetResult"/>, on
-/// the thread Kestrel resumes on.</para>
-/// <para><see cref="ValueTask{TResult}"/> exposes neither its source nor its token, so they are read from its fields
-/// by name. A runtime without those fields is found out once, at the first use, and the reader then awaits the read
-/// itself.</para>
-/// </remarks>
+/// <summary>The source and token behind a pending read of the transport, so that Kestrel can wait on the transport's
+/// read itself, with the reader taking the result when Kestrel does.</summary>
+/// <remarks><para>A reader that awaited the transport's read itself would add a second continuation to every read that
+/// waits, which the pipe queues to the thread pool before it resumes Kestrel. With Kestrel's own continuation on the
+/// transport's read, the wait is what it is without HeaderCache, and the reader's work runs in
+/// <see cref="IValueTaskSource{TResult}.GetResult"/>, on the thread Kestrel resumes on.</para>
+/// <para><see cref="ValueTask{TResult}"/> exposes neither its source nor its token, so they are read from its fields by
+/// name; on a runtime without those fields (found out at the first use) the reader awaits the read
+/// itself.</para></remarks>
 internal static class TransportRead
 {
     private static readonly bool Readable = Probe();

@@ -6,28 +6,21 @@ using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// A request's headers as the application sees them when lines were taken out of its head: Kestrel's own
-/// collection, with the taken lines of known names written into it, together with the taken lines of other names,
-/// which are copied into Kestrel's collection only when a caller needs the whole collection. One per connection, set
-/// as the request's <see cref="IHttpRequestFeature.Headers"/> for each request that had such lines taken out.
-/// </summary>
-/// <remarks>
-/// <para>Copying a line of another name into Kestrel's collection costs what Kestrel's own insert costs (a
-/// case-insensitive hash and a dictionary insert) for every line, read or not, and most requests read a few headers
-/// by name, or none. So a read by name is answered from those lines or from Kestrel's collection, and everything else
-/// (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first copies them in, exactly as Kestrel's
-/// parser would have added them, then is Kestrel's collection's own answer.</para>
-/// <para>Known names go into Kestrel's fields at once: that is cheap (a switch on the name), and Kestrel then
-/// holds their values as the previous request's, which it hands back when the next request sends the same bytes
-/// (the compactor leaves such lines to Kestrel). Kestrel enumerates its fields in a fixed order before the other
-/// names, so writing the known ones first changes nothing a caller can see.</para>
+/// <summary>A request's headers as the application sees them when lines were taken out of its head: Kestrel's own
+/// collection, with the taken lines of known names written into it, and the taken lines of other names, which are
+/// copied in only when a caller needs the whole collection. One per connection, set as the request's
+/// <see cref="IHttpRequestFeature.Headers"/> for each request that had such lines taken out.</summary>
+/// <remarks><para>Copying a line of another name in costs what Kestrel's own insert costs, for every line, read or not,
+/// while most requests read a few headers by name, or none. So a read by name is answered from those lines or from
+/// Kestrel's collection, and everything else (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first
+/// copies them in, exactly as Kestrel's parser would have added them.</para>
+/// <para>Known names go into Kestrel's fields at once, so Kestrel holds their values as the previous request's and
+/// hands them back when the next request sends the same bytes. Kestrel enumerates its fields before the other names, so
+/// writing the known ones first changes nothing a caller can see.</para>
 /// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
-/// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name
-/// are taken), both match names case-insensitively, and a held value is the <see cref="StringValues"/> Kestrel
-/// would have stored for one line. A head that repeats another name is copied at once: Kestrel keeps such values
-/// in one array that every read returns, which a view could only imitate.</para>
-/// </remarks>
+/// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name are
+/// taken), and both match names case-insensitively. A head that repeats another name is copied at once: Kestrel keeps
+/// such values in one array that every read returns, which a view could only imitate.</para></remarks>
 internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeaderDictionary
 {
     // Until the first request with taken lines there is no Kestrel collection to stand for.
@@ -35,18 +28,16 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
 
     // The connection whose head was last shown to Kestrel on this thread: Kestrel parses a head and creates its request's
     // context on the thread its read completed on, so this is nearly always the request's connection, found without the
-    // lookup through Kestrel's features and the connection's (which costs about as much as the rest of the request-level
-    // part). The request's feature collection, Kestrel's per connection, tells whether it is.
+    // lookup through Kestrel's features and the connection's. The request's feature collection tells whether it is.
     [ThreadStatic]
     private static CachedRequestHeaders? t_shown;
 
     private IFeatureCollection? _requestFeatures;
     private IHeaderDictionary _kestrel = None;
 
-    // One bit per length (modulo 64) of the names held here and not yet copied into Kestrel's collection; none once
-    // they are. The host reads names on every request that are never among them (User-Agent and traceparent, names
-    // Kestrel knows, when it starts its activity), and names of different lengths never match ignoring case: such a
-    // read goes to Kestrel's collection without comparing every held line.
+    // One bit per length (modulo 64) of the names held here and not yet copied into Kestrel's collection; none once they
+    // are. Names of different lengths never match ignoring case, so a read of a name never held here (the host reads
+    // User-Agent and traceparent on every request) goes to Kestrel's collection without comparing every held line.
     private ulong _nameLengths;
 
     /// <summary>The request-level part of the connection of the request whose context is being created, or
@@ -70,7 +61,6 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         return headers;
     }
 
-    /// <summary>Notes that a head of this connection was just shown to Kestrel on this thread.</summary>
     public void OnHeadShown() => t_shown = this;
 
     /// <summary>The connection ended: nothing refers to its request features from here.</summary>
@@ -83,10 +73,8 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         }
     }
 
-    /// <summary>
-    /// Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
-    /// collection, and makes this the request's headers when lines of other names remain.
-    /// </summary>
+    /// <summary>Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
+    /// collection, and makes this the request's headers when lines of other names remain.</summary>
     public void Attach(IFeatureCollection requestFeatures)
     {
         if (!queue.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
@@ -122,30 +110,26 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         }
     }
 
-    /// <inheritdoc />
     public StringValues this[string key]
     {
         get => TryGetTaken(key, out StringValues value) ? value : _kestrel[key];
         set => Kestrel()[key] = value;
     }
 
-    /// <inheritdoc />
     StringValues IDictionary<string, StringValues>.this[string key]
     {
         get => TryGetTaken(key, out StringValues value) ? value : ((IDictionary<string, StringValues>)_kestrel)[key];
         set => ((IDictionary<string, StringValues>)Kestrel())[key] = value;
     }
 
-    /// <inheritdoc />
     StringValues IHeaderDictionary.Host
     {
         // Host filtering reads it on every request. A line Kestrel acts on is never taken, so Kestrel's own property
-        // answers, as it would alone, without the search of the taken lines and Kestrel's lookup by name.
+        // answers, as it would alone.
         get => _kestrel.Host;
         set => Kestrel().Host = value;
     }
 
-    /// <inheritdoc />
     public long? ContentLength
     {
         // Content-Length is never taken out.
@@ -153,52 +137,27 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         set => Kestrel().ContentLength = value;
     }
 
-    /// <inheritdoc />
-    public ICollection<string> Keys => Kestrel().Keys;
-
-    /// <inheritdoc />
-    public ICollection<StringValues> Values => Kestrel().Values;
-
-    /// <inheritdoc />
-    public int Count => Kestrel().Count;
-
-    /// <inheritdoc />
     public bool IsReadOnly => _kestrel.IsReadOnly;
 
-    /// <inheritdoc />
     public bool ContainsKey(string key) => TryGetTaken(key, out _) || _kestrel.ContainsKey(key);
 
-    /// <inheritdoc />
     public bool TryGetValue(string key, [MaybeNullWhen(false)] out StringValues value) =>
         TryGetTaken(key, out value) || _kestrel.TryGetValue(key, out value);
 
-    /// <inheritdoc />
+    // Everything else is Kestrel's collection's own answer once the taken lines are in it.
+    public ICollection<string> Keys => Kestrel().Keys;
+    public ICollection<StringValues> Values => Kestrel().Values;
+    public int Count => Kestrel().Count;
 #pragma warning disable ASP0019 // The view must forward Add as it is: it throws on a duplicate key as Kestrel's does.
     public void Add(string key, StringValues value) => Kestrel().Add(key, value);
 #pragma warning restore ASP0019
-
-    /// <inheritdoc />
     public void Add(KeyValuePair<string, StringValues> item) => Kestrel().Add(item);
-
-    /// <inheritdoc />
     public bool Remove(string key) => Kestrel().Remove(key);
-
-    /// <inheritdoc />
     public bool Remove(KeyValuePair<string, StringValues> item) => Kestrel().Remove(item);
-
-    /// <inheritdoc />
     public void Clear() => Kestrel().Clear();
-
-    /// <inheritdoc />
     public bool Contains(KeyValuePair<string, StringValues> item) => Kestrel().Contains(item);
-
-    /// <inheritdoc />
     public void CopyTo(KeyValuePair<string, StringValues>[] array, int arrayIndex) => Kestrel().CopyTo(array, arrayIndex);
-
-    /// <inheritdoc />
     public IEnumerator<KeyValuePair<string, StringValues>> GetEnumerator() => Kestrel().GetEnumerator();
-
-    /// <inheritdoc />
     IEnumerator IEnumerable.GetEnumerator() => Kestrel().GetEnumerator();
 
     /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it: a repeated name's value

@@ -3,24 +3,19 @@ using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// Wraps the application Kestrel runs, so the header strings taken out of a request head are back in
-/// the request's headers before anything above Kestrel reads them (hosting's "Request starting" log,
-/// trace-context propagation, every middleware).
-/// </summary>
+/// <summary>Wraps the application Kestrel runs, so the header strings taken out of a request head are back in the
+/// request's headers before anything above Kestrel reads them (hosting's "Request starting" log, trace-context
+/// propagation, every middleware).</summary>
 internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext> inner) : IHttpApplication<TContext>
     where TContext : notnull
 {
-    /// <inheritdoc />
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
         CachedRequestHeaders.Of(contextFeatures)?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 
-    /// <inheritdoc />
     public Task ProcessRequestAsync(TContext context) => inner.ProcessRequestAsync(context);
 
-    /// <inheritdoc />
     public void DisposeContext(TContext context, Exception? exception) => inner.DisposeContext(context, exception);
 }

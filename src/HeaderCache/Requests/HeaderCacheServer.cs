@@ -6,16 +6,12 @@ using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
-/// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.
-/// </summary>
+/// <summary>Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
+/// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.</summary>
 internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtime) : IServer
 {
-    /// <inheritdoc />
     public IFeatureCollection Features => inner.Features;
 
-    /// <inheritdoc />
     public async Task StartAsync<TContext>(IHttpApplication<TContext> application, CancellationToken cancellationToken)
         where TContext : notnull
     {
@@ -24,7 +20,6 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
         ReportEndpoints();
     }
 
-    /// <inheritdoc />
     public Task StopAsync(CancellationToken cancellationToken) => inner.StopAsync(cancellationToken);
 
     // Kestrel builds the connection middleware of every endpoint while it binds, so now it is known which bound
@@ -72,7 +67,6 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
             Uri.TryCreate(endpoint, UriKind.Absolute, out Uri? other) && other.IsLoopback && other.Scheme == uri.Scheme && other.Port == uri.Port);
     }
 
-    /// <inheritdoc />
     public void Dispose()
     {
         // The inner server is a container-owned singleton; the container disposes it.

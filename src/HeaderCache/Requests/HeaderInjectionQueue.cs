@@ -2,20 +2,15 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// The header lines taken out of each compacted head, in request order, waiting for the request
-/// that Kestrel creates from that head to put them back.
-/// </summary>
-/// <remarks>
-/// <para>The queue holds the lines in one array for the connection's life: the compactor records the lines of the
-/// head it reads after the waiting ones, in place, and publishing the head makes them the next entry without a copy;
-/// the request-level part, when Kestrel creates a request, takes the entry if there is one. Both run on the
-/// connection's own flow, one after the other: the reader shows Kestrel nothing after a head (but its body) before
-/// Kestrel has created that head's request and asked for more, so the entry waiting, if any, is the current
-/// request's; no lock is needed.</para>
-/// <para>The array grows, or its lines move to its front, only in <see cref="NextLine"/>: a reference into it, or a span
-/// of it, is not used across that call.</para>
-/// </remarks>
+/// <summary>The header lines taken out of each compacted head, in request order, waiting for the request that Kestrel
+/// creates from that head to put them back.</summary>
+/// <remarks><para>One array holds the lines: the compactor records a head's lines in place after the waiting ones, and
+/// publishing the head makes them the next entry without a copy; when Kestrel creates a request, the request-level part
+/// takes the entry if there is one. Both run on the connection's own flow, one after the other: the reader shows
+/// Kestrel nothing after a head (but its body) before Kestrel has created that head's request and asked for more, so
+/// the entry waiting, if any, is the current request's, and no lock is needed.</para>
+/// <para>The array grows, or its lines move to its front, only in <see cref="NextLine"/>: no reference into it, or span
+/// of it, is used across that call.</para></remarks>
 internal sealed class HeaderInjectionQueue
 {
     private TakenHeader[] _lines = [];
@@ -28,18 +23,14 @@ internal sealed class HeaderInjectionQueue
     private int _takenStart;
     private int _takenCount;
 
-    /// <summary>Whether the queue holds an array of lines: a connection that passes through lets go of it once no entry
-    /// waits.</summary>
     public bool HoldsLines => _lines.Length != 0;
 
-    /// <summary>The lines recorded for the head being read, after the published ones; the compactor changes them in place
-    /// until it publishes or discards them.</summary>
+    /// <summary>The lines recorded for the head being read, after the published ones, which the compactor changes in
+    /// place until it publishes or discards them.</summary>
     public Span<TakenHeader> Recorded => _lines.AsSpan(_lineEnd, _recorded);
 
-    /// <summary>The slot after the <see cref="Recorded"/> lines, for the compactor to fill in place: it is one of them
-    /// once <see cref="Record"/> is called, and is overwritten by the next line otherwise.</summary>
-    // Inlined: code compiled ahead, and tier 1 in the sample server under wrk, called it for every taken line; the
-    // queue makes room for a connection's longest head once.
+    /// <summary>The slot after the <see cref="Recorded"/> lines, for the compactor to fill in place: one of them once
+    /// <see cref="Record"/> is called, else overwritten by the next line.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public ref TakenHeader NextLine()
     {
@@ -51,13 +42,9 @@ internal sealed class HeaderInjectionQueue
         return ref _lines[_lineEnd + _recorded];
     }
 
-    /// <summary>Makes the line filled in at <see cref="NextLine"/> the last of the <see cref="Recorded"/> lines.</summary>
     public void Record() => _recorded++;
 
-    /// <summary>
-    /// Publishes the <see cref="Recorded"/> lines, every one with its value, as the next request's entry.
-    /// Called only by the compactor, once per compacted head.
-    /// </summary>
+    /// <summary>Publishes the <see cref="Recorded"/> lines, every one with its value, as the next request's entry.</summary>
     public void Publish()
     {
         if (_entryEnd == _counts.Length)
@@ -81,28 +68,24 @@ internal sealed class HeaderInjectionQueue
         _recorded = 0;
     }
 
-    /// <summary>Forgets the <see cref="Recorded"/> lines, and the strings they hold: their head has nothing to put back,
-    /// or passes through, or the connection ends.</summary>
+    /// <summary>Forgets the <see cref="Recorded"/> lines and the strings they hold.</summary>
     public void Discard()
     {
         Recorded.Clear();
         _recorded = 0;
     }
 
-    /// <summary>
-    /// Forgets the <see cref="Recorded"/> lines of a head that passes through and, when no entry waits, the array too: the
-    /// connection records no more lines, and the request of the entry taken last has ended, as a later head was read.
-    /// </summary>
+    /// <summary>Forgets the <see cref="Recorded"/> lines of a head that passes through and, when no entry waits, the array
+    /// too: the connection records no more lines, and the request of the entry taken last has ended, as a later head was
+    /// read.</summary>
     public void StopRecording()
     {
         Discard();
         Release();
     }
 
-    /// <summary>
-    /// Lets go of the arrays when no entry waits and no lines are recorded, as for a connection that waits for its next
-    /// head: the request of the entry taken last has ended. The next head records into a new array.
-    /// </summary>
+    /// <summary>Lets go of the arrays when no entry waits and no lines are recorded, as for a connection that waits for
+    /// its next head: the request of the entry taken last has ended.</summary>
     public void Release()
     {
         if (_entryStart == _entryEnd && _recorded == 0)
@@ -118,8 +101,7 @@ internal sealed class HeaderInjectionQueue
     /// only once Kestrel asks for more, after that request has ended.</summary>
     public ReadOnlySpan<TakenHeader> Taken => _lines.AsSpan(_takenStart, _takenCount);
 
-    /// <summary>Takes the oldest entry and leaves its lines in <see cref="Taken"/>.</summary>
-    /// <returns><see langword="false"/> when no entry was waiting.</returns>
+    /// <summary>Takes the oldest entry, if one waits, and leaves its lines in <see cref="Taken"/>.</summary>
     public bool TryTake()
     {
         if (_entryStart == _entryEnd)

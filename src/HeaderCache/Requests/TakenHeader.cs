@@ -4,17 +4,13 @@ using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Requests;
 
-/// <summary>
-/// One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is in the
-/// section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/> for a
-/// line that stays for Kestrel), which the head's request reads from the queue.
-/// </summary>
+/// <summary>One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is
+/// in the section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/>
+/// for a line that stays for Kestrel), which the head's request reads from the queue.</summary>
 internal struct TakenHeader
 {
-    /// <summary>Offset of the line in the section.</summary>
+    // Offsets in the section of the line and just past its CRLF.
     public int Start;
-
-    /// <summary>Offset just past the line's CRLF.</summary>
     public int End;
 
     /// <summary>A cheap key for spotting repeated names: the length and the first and last four bytes, case-folded, so
@@ -22,49 +18,29 @@ internal struct TakenHeader
     /// rarely share one. Sixteen bits: the memo of lines keeps it for every line it remembers.</summary>
     public ushort Key;
 
-    /// <summary>Position of a name Kestrel keeps in a field of its own among its known names (<c>FieldNames</c>), or
-    /// -1.</summary>
-    public short Known;
+    public short Known;      // a known name's position in FieldNames.KnownNames, or -1
+    public short NameSlot;   // the slot of the cache of names that holds a name Kestrel has no constant for, or -1
 
-    /// <summary>The slot of the connection's cache of names that holds a name Kestrel has no constant for, or -1.</summary>
-    public short NameSlot;
-
-    /// <summary>The name to re-inject under (also set on a line left to Kestrel whose value it reuses).</summary>
+    // The strings to put back. Name is also set on a line left to Kestrel, whose value it reuses; Value is null while
+    // the line stays in the bytes, which no line of a published head does (a compacted head takes all its lines).
     public string? Name;
-
-    /// <summary>The value to re-inject, or <see langword="null"/> when the line stays in the bytes (never in a published
-    /// head: a compacted head takes all its lines).</summary>
     public string? Value;
 
-    /// <summary>Length of the name.</summary>
+    // So that what the line's strings cost is known without reading them; the value's without the whitespace around it.
     public ushort NameLength;
-
-    /// <summary>Length of the value, without the whitespace around it: what the line's strings cost is known without
-    /// reading them.</summary>
     public ushort ValueLength;
 
-    /// <summary>Whether an earlier line of the section has the same name: the value is appended to that name's.</summary>
-    public bool Repeat;
+    public bool Repeat;            // an earlier line of the section has the same name: the value is appended to its
+    public bool Created;           // a new name or value string was made (a miss, or a string no cache holds)
+    public bool ReusedByKestrel;   // Kestrel alone would have handed back its previous string for the value
 
-    /// <summary>Whether a new string was made for the taken line's name or value (a miss, or a string the cache does
-    /// not hold), as Kestrel alone would have made one.</summary>
-    public bool Created;
-
-    /// <summary>Whether Kestrel alone would have handed back its previous string for the value: the line was left to it
-    /// until a later line of the section repeated its name.</summary>
-    public bool ReusedByKestrel;
-
-    /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> named <paramref name="name"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, ReadOnlySpan<byte> name)
         : this(start, end, name.Length, KeyOf(name))
     {
     }
 
-    /// <summary>Describes the line at <paramref name="start"/>..<paramref name="end"/> whose name has
-    /// <paramref name="nameLength"/> bytes and the <see cref="Key"/> <paramref name="key"/>: a line recalled from the
-    /// memo of lines has its key from when it was remembered.</summary>
-    // Built for every taken line inside the reader's largest method, which the JIT otherwise stops inlining into.
+    // A line recalled from the memo of lines has its key from when it was remembered.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, int nameLength, ushort key)
     {
