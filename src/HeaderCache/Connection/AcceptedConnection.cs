@@ -1,10 +1,8 @@
 using System.IO.Pipelines;
-using System.Net;
 using HeaderCache.Hosting;
 using HeaderCache.Http1;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
-using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Connection;
 
@@ -15,9 +13,8 @@ namespace HeaderCache.Connection;
 /// connection ends. A transport set by a later layer goes through <see cref="HeaderCacheConnection.OnTransportReplaced"/>,
 /// so that the decrypted side of <c>UseHttps()</c> is read, and a connection TLS gave HTTP/2 is left to Kestrel.
 /// </summary>
-internal sealed class AcceptedConnection : ConnectionContext
+internal sealed class AcceptedConnection : ForwardingConnectionContext
 {
-    private readonly ConnectionContext _inner;
     private readonly HeaderCacheOptions _options;
     private readonly HeaderCacheRuntime _runtime;
     private readonly HeadLimits _limits;
@@ -27,8 +24,8 @@ internal sealed class AcceptedConnection : ConnectionContext
 
     /// <summary>Wraps <paramref name="inner"/>, which HeaderCache reads with <paramref name="options"/>.</summary>
     public AcceptedConnection(ConnectionContext inner, HeaderCacheOptions options, HeaderCacheRuntime runtime, HeadLimits limits, bool kestrelReusesValues)
+        : base(inner)
     {
-        _inner = inner;
         _options = options;
         _runtime = runtime;
         _limits = limits;
@@ -46,53 +43,9 @@ internal sealed class AcceptedConnection : ConnectionContext
                 Start();
             }
 
-            _transport = _connection!.OnTransportReplaced(value, _inner.Features);
+            _transport = _connection!.OnTransportReplaced(value, Inner.Features);
         }
     }
-
-    /// <inheritdoc />
-    public override string ConnectionId
-    {
-        get => _inner.ConnectionId;
-        set => _inner.ConnectionId = value;
-    }
-
-    /// <inheritdoc />
-    public override IFeatureCollection Features => _inner.Features;
-
-    /// <inheritdoc />
-    public override IDictionary<object, object?> Items
-    {
-        get => _inner.Items;
-        set => _inner.Items = value;
-    }
-
-    /// <inheritdoc />
-    public override EndPoint? LocalEndPoint
-    {
-        get => _inner.LocalEndPoint;
-        set => _inner.LocalEndPoint = value;
-    }
-
-    /// <inheritdoc />
-    public override EndPoint? RemoteEndPoint
-    {
-        get => _inner.RemoteEndPoint;
-        set => _inner.RemoteEndPoint = value;
-    }
-
-    /// <inheritdoc />
-    public override CancellationToken ConnectionClosed
-    {
-        get => _inner.ConnectionClosed;
-        set => _inner.ConnectionClosed = value;
-    }
-
-    /// <inheritdoc />
-    public override void Abort(ConnectionAbortedException abortReason) => _inner.Abort(abortReason);
-
-    /// <inheritdoc />
-    public override void Abort() => _inner.Abort();
 
     /// <inheritdoc />
     public override async ValueTask DisposeAsync()
@@ -105,7 +58,7 @@ internal sealed class AcceptedConnection : ConnectionContext
         }
         finally
         {
-            await _inner.DisposeAsync().ConfigureAwait(false);
+            await Inner.DisposeAsync().ConfigureAwait(false);
             await base.DisposeAsync().ConfigureAwait(false);
         }
     }
@@ -114,12 +67,12 @@ internal sealed class AcceptedConnection : ConnectionContext
     // accept loop, and by then Kestrel has added the heartbeat feature the idle trim needs.
     private IDuplexPipe Start()
     {
-        var connection = new HeaderCacheConnection(_options, _limits, _kestrelReusesValues, _runtime, _inner.ConnectionId);
+        var connection = new HeaderCacheConnection(_options, _limits, _kestrelReusesValues, _runtime, Inner.ConnectionId);
         _connection = connection;
-        _inner.Features.Set<IHeaderStringCacheFeature>(connection);
-        _inner.Features.Set(connection.RequestHeaders);
-        _inner.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static state => ((HeaderCacheConnection)state).OnHeartbeat(), connection);
-        _transport = connection.Wrap(_inner.Transport);
+        Inner.Features.Set<IHeaderStringCacheFeature>(connection);
+        Inner.Features.Set(connection.RequestHeaders);
+        Inner.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static state => ((HeaderCacheConnection)state).OnHeartbeat(), connection);
+        _transport = connection.Wrap(Inner.Transport);
         return _transport;
     }
 }

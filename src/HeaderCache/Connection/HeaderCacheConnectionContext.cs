@@ -1,7 +1,5 @@
 using System.IO.Pipelines;
-using System.Net;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Connection;
 
@@ -12,16 +10,15 @@ namespace HeaderCache.Connection;
 /// endpoint's <c>UseHttps()</c>, still read the decrypted side: <c>UseHttps()</c> hands its decrypted transport
 /// on by setting it on this context.
 /// </summary>
-internal sealed class HeaderCacheConnectionContext : ConnectionContext
+internal sealed class HeaderCacheConnectionContext : ForwardingConnectionContext
 {
-    private readonly ConnectionContext _inner;
     private readonly HeaderCacheConnection _connection;
     private IDuplexPipe _transport;
 
     /// <summary>Wraps <paramref name="inner"/>'s transport with <paramref name="connection"/>'s reader.</summary>
     public HeaderCacheConnectionContext(ConnectionContext inner, HeaderCacheConnection connection)
+        : base(inner)
     {
-        _inner = inner;
         _connection = connection;
         _transport = connection.Wrap(inner.Transport);
     }
@@ -30,50 +27,6 @@ internal sealed class HeaderCacheConnectionContext : ConnectionContext
     public override IDuplexPipe Transport
     {
         get => _transport;
-        set => _transport = _connection.OnTransportReplaced(value, _inner.Features);
+        set => _transport = _connection.OnTransportReplaced(value, Inner.Features);
     }
-
-    /// <inheritdoc />
-    public override string ConnectionId
-    {
-        get => _inner.ConnectionId;
-        set => _inner.ConnectionId = value;
-    }
-
-    /// <inheritdoc />
-    public override IFeatureCollection Features => _inner.Features;
-
-    /// <inheritdoc />
-    public override IDictionary<object, object?> Items
-    {
-        get => _inner.Items;
-        set => _inner.Items = value;
-    }
-
-    /// <inheritdoc />
-    public override EndPoint? LocalEndPoint
-    {
-        get => _inner.LocalEndPoint;
-        set => _inner.LocalEndPoint = value;
-    }
-
-    /// <inheritdoc />
-    public override EndPoint? RemoteEndPoint
-    {
-        get => _inner.RemoteEndPoint;
-        set => _inner.RemoteEndPoint = value;
-    }
-
-    /// <inheritdoc />
-    public override CancellationToken ConnectionClosed
-    {
-        get => _inner.ConnectionClosed;
-        set => _inner.ConnectionClosed = value;
-    }
-
-    /// <inheritdoc />
-    public override void Abort(ConnectionAbortedException abortReason) => _inner.Abort(abortReason);
-
-    /// <inheritdoc />
-    public override void Abort() => _inner.Abort();
 }
