@@ -23,8 +23,8 @@
 # request of the gateway (and of the backend, the control), each with its ratio to the gateway on Kestrel alone; the
 # floor's bytes per request, and how close each mode is to it (bytes over the floor's, and the share of Kestrel alone's
 # distance to the floor that HeaderCache covered); with cache stats, the share of taken lines served and the value
-# evictions per request. Results: runs.csv (benchmarks/wrk/compare.sh's columns, then the gateway's extras; so
-# benchmarks/wrk/pool.py pools its CPU rounds), summary.txt in benchmarks/gateway/results/<run>/ (results/latest points
+# evictions per request. Results: runs.csv (benchmarks/wrk/compare.sh's columns, then the gateway's extras;
+# summarize.py given several runs.csv pools their rounds), summary.txt in benchmarks/gateway/results/<run>/ (results/latest points
 # to the last run); the last lines of the output are one GATEWAY line per profile.
 #
 # How long: per round, the tier-up (about 4 s per profile, floor and gateway: 32 s for two profiles), then per profile

@@ -8,7 +8,9 @@ Prints a table and one line per profile (the last lines of the output):
           floor_bytes=<B> floor_ratio=<floor/k> hc_over_floor=<hc/floor> floor_distance_covered=<(k - hc)/(k - floor)>
           [served_share=<served/(served+created)> value_evictions_per_req=<>]
 cpu_round_median divides within each round (the two gateways measured minutes apart), backend_cpu_ratio is the control:
-the backend's CPU per request while each gateway was measured, which gets the same bytes from both. Standard library only.
+the backend's CPU per request while each gateway was measured, which gets the same bytes from both. Given several
+runs.csv of the same code, it pools their rounds (python3 benchmarks/gateway/summarize.py results/*/runs.csv) and writes
+summary.txt only with --out. Standard library only.
 """
 import argparse
 import csv
@@ -42,14 +44,18 @@ def figures(row):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs_csv")
-    ap.add_argument("--out", help="folder for summary.txt (default: the folder of runs.csv)")
+    ap.add_argument("runs_csv", nargs="+")
+    ap.add_argument("--out", help="folder for summary.txt (default: the folder of runs.csv when there is one)")
     args = ap.parse_args()
-    out = args.out or os.path.dirname(os.path.abspath(args.runs_csv))
-    with open(args.runs_csv, newline="") as f:
-        rows = list(csv.DictReader(f))
+    out = args.out or (os.path.dirname(os.path.abspath(args.runs_csv[0])) if len(args.runs_csv) == 1 else None)
+    rows = []
+    for index, path in enumerate(args.runs_csv):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                r["round"] = str(index * 1000 + int(r["round"]))   # rounds of different runs stay apart
+                rows.append(r)
     if not rows:
-        sys.exit("no runs in " + args.runs_csv)
+        sys.exit("no runs in " + " ".join(args.runs_csv))
 
     runs = {}
     for r in rows:
@@ -99,8 +105,9 @@ def main():
             "medians over rounds; (x) = ratio to the gateway on Kestrel alone on the same profile; "
             "floor = the Kestrel-alone gateway on the profile's heads with Host only; backend = the backend's CPU per request (control).")
     text = "\n".join([note, ""] + lines + [""] + results)
-    with open(os.path.join(out, "summary.txt"), "w") as f:
-        f.write(text + "\n")
+    if out:
+        with open(os.path.join(out, "summary.txt"), "w") as f:
+            f.write(text + "\n")
     print(text)
     errors = sum(x["errors"] for rs in runs.values() for x in rs)
     if errors:
