@@ -37,8 +37,9 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-HERE="$REPO/benchmarks/gateway"
+GATEWAY_DIR="$REPO/benchmarks/gateway"
 WRK_DIR="$REPO/benchmarks/wrk"
+HERE="$WRK_DIR"   # modes.sh's tier_up finds profile.lua there
 
 ROUNDS=4
 DURATION=10
@@ -49,7 +50,7 @@ SLOTS=""
 TIER_UP=3
 CACHE_STATS=1
 BUILD=1
-RESULTS_ROOT="$HERE/results"
+RESULTS_ROOT="$GATEWAY_DIR/results"
 # The backend answers every request with "Hello, World!", so that its share of the 2 cores is small and the same.
 APP_ENV="Sample__Echo=false"
 PIPELINE=1
@@ -221,4 +222,4 @@ for round in $(seq "$ROUNDS"); do
 done
 
 echo "== finished in $(( $(date +%s) - START_TIME ))s, build included; results in $OUT"
-python3 "$HERE/summarize.py" "$RUNS_CSV" --out "$OUT"
+python3 "$GATEWAY_DIR/summarize.py" "$RUNS_CSV" --out "$OUT"
