@@ -29,6 +29,9 @@ FIGURES = [
     ("gen0_per_100k", "gen0/100k", "{:.1f}"),
     ("cpu_us_per_req", "CPU us/req", "{:.1f}"),
     ("backend_us_per_req", "backend us/req", "{:.1f}"),
+    # The JIT's time in the measured runs: a figure near the CPU difference between the two gateways means the run
+    # measured the JIT (a longer --warmup or --tier-up keeps more of it out).
+    ("jit_us_per_req", "JIT us/req", "{:.2f}"),
 ]
 
 
