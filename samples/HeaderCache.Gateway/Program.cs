@@ -1,0 +1,3 @@
+using HeaderCache.Gateway;
+
+GatewayApp.Build(args).Run();
