@@ -102,7 +102,7 @@ public sealed class BodyAndFramingTests(ServerPair servers)
             var pieces = new List<byte[]> { head };
             pieces.AddRange(body.SkipLast(1).Select(b => new[] { b }));
             pieces.Add([body[^1], .. Get("/next"), .. End]);
-            return await RawHttp.SendAllAsync(endPoint, pieces.SelectMany(p => p).ToArray(), bytes => Cut(bytes, pieces.Select(p => p.Length)), halfClose: false);
+            return await RawHttp.SendAllAsync(endPoint, pieces.SelectMany(p => p).ToArray(), RawHttp.Pieces(pieces.Select(p => p.Length)), halfClose: false);
         });
 
         Assert.Equal("200,200,200|closed", Edge.Summary(transcript));
@@ -314,15 +314,5 @@ public sealed class BodyAndFramingTests(ServerPair servers)
         byte[] bytes = new byte[length];
         new Random(seed).NextBytes(bytes);
         return bytes;
-    }
-
-    private static IEnumerable<ReadOnlyMemory<byte>> Cut(byte[] bytes, IEnumerable<int> lengths)
-    {
-        int offset = 0;
-        foreach (int length in lengths)
-        {
-            yield return bytes.AsMemory(offset, length);
-            offset += length;
-        }
     }
 }
