@@ -78,6 +78,11 @@ public sealed class RequestHeadersDifferentialTests
 
     private static void AssertSameResponses(int baseSeed, ClientConnection connection, Exchange expected, Exchange actual)
     {
+        // A response Kestrel alone did not send, or one it sent and HeaderCache did not, is a difference too.
+        Assert.True(
+            expected.Responses.Count == actual.Responses.Count,
+            $"base seed {baseSeed}, connection seed {connection.Seed}: Kestrel alone sent {expected.Responses.Count} responses, HeaderCache {actual.Responses.Count}" +
+            $"\n--- Kestrel alone:\n{string.Join('\n', expected.Responses)}\n--- HeaderCache:\n{string.Join('\n', actual.Responses)}");
         for (int i = 0; i < expected.Responses.Count; i++)
         {
             if (expected.Responses[i] != actual.Responses[i])
