@@ -75,10 +75,16 @@ public static class RawHttp
     /// Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces, half-closes (unless
     /// <paramref name="halfClose"/> is false), and reads every response until the server closes. Kestrel treats
     /// the client's FIN as an abort of a request still in progress, so when requests before the end must be
-    /// answered, end the bytes with a <c>Connection: close</c> request and pass <paramref name="halfClose"/> false.
+    /// answered, end the bytes with a <c>Connection: close</c> request and pass <paramref name="halfClose"/> false,
+    /// or send them first as <paramref name="answeredFirst"/>: one at a time, each answered before the next.
     /// </summary>
     public static async Task<List<string>> SendAllAsync(
-        IPEndPoint endPoint, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, bool halfClose = true, Func<Stream, Task<Stream>>? wrap = null)
+        IPEndPoint endPoint,
+        byte[] bytes,
+        Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split,
+        bool halfClose = true,
+        Func<Stream, Task<Stream>>? wrap = null,
+        IReadOnlyList<byte[]>? answeredFirst = null)
     {
         using var socket = await ConnectAsync(endPoint);
         using var network = new NetworkStream(socket, ownsSocket: false);
@@ -86,6 +92,12 @@ public static class RawHttp
         using var timeout = new CancellationTokenSource(Deadline);
         var reader = new ResponseReader(stream);
         var transcript = new List<string>();
+        foreach (byte[] request in answeredFirst ?? [])
+        {
+            await SendAsync(stream, request, split, timeout.Token);
+            transcript.Add(await reader.ReadAsync(timeout.Token) ?? (reader.EndedWithReset ? Reset : Closed));
+        }
+
         await SendAsync(stream, bytes, split, timeout.Token);
         if (halfClose && socket.Connected)
         {
