@@ -8,8 +8,7 @@ namespace HeaderCache.InMemory;
 
 /// <summary>
 /// A Kestrel transport made of in-memory pipes: the real Kestrel (connection middleware, HTTP/1.1
-/// parser, hosting) runs, only the sockets are gone. Shared by the in-process fuzzer and the
-/// connection-path benchmarks.
+/// parser, hosting) runs, only the sockets are gone. <see cref="InMemoryKestrel"/> puts a server on it.
 /// </summary>
 internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectionListener
 {
@@ -117,62 +116,4 @@ internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectio
             await base.DisposeAsync();
         }
     }
-}
-
-/// <summary>
-/// The client's end of an in-memory connection: <see cref="Output"/> carries bytes to the server,
-/// <see cref="Input"/> what the server sent. <see cref="SendAsync"/> also waits until the server has acted on
-/// what it sent, so a caller can tell after which byte the server answered or closed.
-/// </summary>
-internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDuplexPipe
-{
-    private TaskCompletionSource _settled = Settled();
-    private volatile bool _serverDone;
-
-    public PipeReader Input { get; } = input;
-
-    public PipeWriter Output { get; } = output;
-
-    /// <summary>The server's features of the connection, where connection middleware publishes its own.</summary>
-    public IFeatureCollection ServerFeatures { get; internal set; } = null!;
-
-    /// <summary>Whether the server has finished reading the connection (it closed it).</summary>
-    public bool ServerDone => _serverDone;
-
-    /// <summary>Waits until the server waits for input or is done, e.g. before the first send.</summary>
-    public Task WaitUntilSettledAsync() => _settled.Task;
-
-    /// <summary>
-    /// Sends <paramref name="bytes"/> and returns once the server is waiting for more input or has closed
-    /// the connection. Call only while the server is settled (after <see cref="WaitUntilSettledAsync"/>).
-    /// </summary>
-    public async Task SendAsync(ReadOnlyMemory<byte> bytes)
-    {
-        if (_serverDone)
-        {
-            return;
-        }
-
-        TaskCompletionSource settled = _settled = Settled();
-        await Output.WriteAsync(bytes);
-        await settled.Task;
-    }
-
-    /// <summary>Ends the client's bytes (a FIN) and returns once the server is waiting or done.</summary>
-    public async Task CompleteAsync()
-    {
-        TaskCompletionSource settled = _settled = Settled();
-        await Output.CompleteAsync();
-        await settled.Task;
-    }
-
-    internal void OnServerWaiting() => _settled.TrySetResult();
-
-    internal void OnServerDone()
-    {
-        _serverDone = true;
-        _settled.TrySetResult();
-    }
-
-    private static TaskCompletionSource Settled() => new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -1,14 +1,7 @@
-using System.Buffers;
-using System.IO.Pipelines;
-using System.Net;
 using BenchmarkDotNet.Attributes;
 using HeaderCache.InMemory;
 using HeaderCache.Traffic;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Benchmarks.ConnectionPath;
@@ -23,7 +16,7 @@ public class ConnectionPathBenchmarks
 {
     internal const int RequestsPerInvoke = 64;
 
-    private WebApplication? _app;
+    private InMemoryKestrel? _server;
     private InMemoryClient _client = null!;
     private byte[][] _requests = [];
     private int _next;
@@ -44,35 +37,22 @@ public class ConnectionPathBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        var transport = new InMemoryTransport();
-        var builder = WebApplication.CreateSlimBuilder();
-        builder.Logging.ClearProviders();
-        if (HostLogging)
+        _server = InMemoryKestrel.StartAsync(Server == Mode.HeaderCache, static _ => Task.CompletedTask, builder =>
         {
-            builder.Logging.AddProvider(new WarningLoggerProvider());
-        }
+            if (HostLogging)
+            {
+                builder.Logging.AddProvider(new WarningLoggerProvider());
+            }
 
-        builder.Services.AddSingleton<IConnectionListenerFactory>(transport);
-        if (Server == Mode.HeaderCache)
-        {
-            builder.WebHost.UseHeaderStringCache();
-        }
-
-        builder.WebHost.ConfigureKestrel(k =>
-        {
-            k.DisableStringReuse = Server == Mode.KestrelNoReuse;
-            k.Listen(IPAddress.Loopback, 5999);
-        });
-        _app = builder.Build();
-        _app.Run(static _ => Task.CompletedTask);
-        _app.StartAsync().GetAwaiter().GetResult();
+            builder.WebHost.ConfigureKestrel(k => k.DisableStringReuse = Server == Mode.KestrelNoReuse);
+        }).GetAwaiter().GetResult();
 
         // A pool of rendered requests, cycled: whole profile rounds, placeholders filled per request.
         TrafficProfile profile = TrafficProfile.Load(Profile);
         TrafficProfile.Connection connection = profile.Connect(seed: 1);
         int count = profile.Count * Math.Max(1, 256 / profile.Count);
         _requests = Enumerable.Range(0, count).Select(connection.Render).ToArray();
-        _client = transport.Connect();
+        _client = _server.Connect();
         for (int i = 0; i < 2 * count; i++)
         {
             RoundTripAsync().GetAwaiter().GetResult();
@@ -83,8 +63,7 @@ public class ConnectionPathBenchmarks
     public void Cleanup()
     {
         _client.Output.Complete();
-        _app?.StopAsync().GetAwaiter().GetResult();
-        _app?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        _server?.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }
 
     // One Task per invocation of 64 requests: under 2 bytes per request of the client's own allocation.
@@ -114,37 +93,9 @@ public class ConnectionPathBenchmarks
         byte[] request = _requests[_next];
         _next = (_next + 1) % _requests.Length;
         await _client.Output.WriteAsync(request);
-        await ReadResponseAsync();
-    }
 
-    // Responses are heads with Content-Length: 0: read up to the empty line.
-    private async ValueTask ReadResponseAsync()
-    {
-        PipeReader reader = _client.Input;
-        while (true)
-        {
-            ReadResult result = await reader.ReadAsync();
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            SequencePosition? end = FindEndOfHead(buffer);
-            if (end is { } position)
-            {
-                reader.AdvanceTo(position);
-                return;
-            }
-
-            if (result.IsCompleted)
-            {
-                throw new InvalidOperationException("The server closed the connection.");
-            }
-
-            reader.AdvanceTo(buffer.Start, buffer.End);
-        }
-    }
-
-    private static SequencePosition? FindEndOfHead(ReadOnlySequence<byte> buffer)
-    {
-        var reader = new SequenceReader<byte>(buffer);
-        return reader.TryReadTo(out ReadOnlySequence<byte> _, "\r\n\r\n"u8, advancePastDelimiter: true) ? reader.Position : null;
+        // Responses are heads with Content-Length: 0.
+        await _client.ReadHeadAsync();
     }
 
     // Enabled from Warning up, like a template's defaults for the host's categories; the messages go nowhere.

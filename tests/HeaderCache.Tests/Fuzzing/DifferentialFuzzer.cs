@@ -1,63 +1,136 @@
-using System.Net;
 using System.Text;
-using HeaderCache.Tests.Integration;
 
 namespace HeaderCache.Tests.Fuzzing;
 
+/// <summary>One case: the bytes a client sends on one connection, the lengths of the writes it sends them in, and whether
+/// it pauses long after every write the server answered.</summary>
+internal sealed record FuzzCase(int Number, byte[] Bytes, int[] Pieces, bool Idle);
+
+/// <summary>Sends a case on a new connection to one server and returns what the client saw.</summary>
+internal delegate Task<string> FuzzExchange(FuzzCase fuzzCase);
+
 /// <summary>
-/// Sends generated request streams, split at random places, to HeaderCache and to Kestrel alone, and
-/// reports every case whose transcripts (status, echoed request view, connection end) differ.
+/// A protocol's part of a differential fuzz run: its inputs (<paramref name="Generator"/> and <paramref name="Mutator"/>
+/// make a source of them from a seed), the bytes that end a case whose framing held (<paramref name="Terminator"/>), what
+/// of a transcript may differ between two servers answering alike (<paramref name="Normalise"/> takes it out), and the
+/// statuses of the responses in a transcript.
 /// </summary>
-public static partial class DifferentialFuzzer
+internal sealed record FuzzProtocol(
+    Func<int, Func<byte[]>> Generator,
+    Func<int, Func<byte[]>> Mutator,
+    byte[] Terminator,
+    Func<string, string> Normalise,
+    Func<string, IEnumerable<string>> Statuses);
+
+/// <summary>
+/// How a run draws its cases, as far as its transport allows: the share of mutated inputs (the rest are generated), of
+/// cases that end with the protocol's terminator, and of cases whose client pauses after every answered write, and how a
+/// case of a given length is cut into writes.
+/// </summary>
+internal sealed record FuzzMix(double Mutated, double Ended, double Idle, Func<int, Random, int[]> Cut);
+
+/// <summary>A case the two servers answered differently, with everything needed to replay it.</summary>
+internal sealed record Divergence(int Seed, int Case, string Bytes, string Pieces, string On, string Alone)
 {
-    private static readonly TimeSpan QuietPeriod = TimeSpan.FromMilliseconds(250);
+    public override string ToString() => $"seed {Seed}, case {Case} (pieces {Pieces}): \"{Bytes}\"\n-- on --\n{On}\n-- alone --\n{Alone}";
+}
 
-    /// <summary>One divergence, with everything needed to replay it.</summary>
-    public sealed record Divergence(int Seed, int Case, int SplitSeed, string Bytes, string On, string Off);
+/// <summary>Responses by status over a run, as Kestrel alone gave them: a run that never reached a status did not test it.</summary>
+internal sealed class StatusTally
+{
+    private readonly Dictionary<string, int> _counts = new(StringComparer.Ordinal);
 
-    /// <summary>Runs <paramref name="cases"/> cases from <paramref name="seed"/>; stops early at <paramref name="deadline"/>.</summary>
-    public static async Task<(int Cases, List<Divergence> Divergences, Dictionary<string, int> Statuses)> RunAsync(
-        IPEndPoint on, IPEndPoint alone, int seed, int cases, DateTime deadline, Action<string>? progress = null)
+    /// <summary>Responses with <paramref name="status"/>.</summary>
+    public int this[string status] => _counts.GetValueOrDefault(status);
+
+    public void Add(IEnumerable<string> statuses)
     {
-        var generator = new RequestStreamGenerator(seed);
-        var splits = new Random(seed ^ 0x5bd1e995);
+        foreach (string status in statuses)
+        {
+            _counts[status] = this[status] + 1;
+        }
+    }
+
+    public override string ToString() =>
+        string.Join(", ", _counts.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key}: {s.Value}"));
+}
+
+/// <summary>What a run did.</summary>
+internal sealed record FuzzResult(int Seed, int Cases, IReadOnlyList<Divergence> Divergences, StatusTally Statuses)
+{
+    public override string ToString() => $"seed {Seed}: {Cases} cases, {Divergences.Count} divergences; responses by status: {Statuses}";
+}
+
+/// <summary>
+/// The differential fuzzer, whatever the protocol and transport: each case goes to HeaderCache (<paramref name="on"/>)
+/// and to Kestrel alone (<paramref name="alone"/>) in the same writes, and the two transcripts, normalised, must be equal.
+/// </summary>
+internal sealed class DifferentialFuzzer(FuzzProtocol protocol, FuzzExchange on, FuzzExchange alone)
+{
+    /// <summary>Both servers' normalised transcripts of <paramref name="fuzzCase"/>, sent to both at once.</summary>
+    public async Task<(string On, string Alone)> ExchangeAsync(FuzzCase fuzzCase)
+    {
+        Task<string> onRun = on(fuzzCase);
+        Task<string> aloneRun = alone(fuzzCase);
+        return (protocol.Normalise(await onRun), protocol.Normalise(await aloneRun));
+    }
+
+    /// <summary>
+    /// Runs <paramref name="cases"/> cases drawn from <paramref name="seed"/> by <paramref name="mix"/> (stopping early at
+    /// <paramref name="deadline"/>), <paramref name="parallel"/> at a time.
+    /// </summary>
+    public async Task<FuzzResult> RunAsync(int seed, int cases, DateTime deadline, FuzzMix mix, int parallel, Action<string>? progress = null)
+    {
+        Func<byte[]> mutated = protocol.Mutator(seed);
+        Func<byte[]> generated = protocol.Generator(~seed);
+        var random = new Random(seed ^ 0x2545F491);
+
+        // Drawn apart, so that the share of idle cases does not change which cases a seed gives.
+        var idleDraws = new Random(seed ^ 0x1D1E);
         var divergences = new List<Divergence>();
-        var statuses = new Dictionary<string, int>(StringComparer.Ordinal);
+        var statuses = new StatusTally();
+        var running = new List<Task>();
         int run = 0;
         for (; run < cases && DateTime.UtcNow < deadline; run++)
         {
-            // A last request that closes the connection ends the case quickly when the stream's framing held.
-            byte[] bytes = [.. generator.Next(), .. "GET /fuzz-end HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"u8];
-            int splitSeed = splits.Next();
-            int maxPiece = splits.Next(4) switch { 0 => 1, 1 => 7, 2 => 64, _ => 4096 };
-            Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split = maxPiece == 1 && bytes.Length > 600
-                ? RawHttp.RandomSplit(splitSeed, 3)
-                : RawHttp.RandomSplit(splitSeed, maxPiece);
-            Task<string> offRun = RawHttp.SendAllRawAsync(alone, bytes, split, QuietPeriod);
-            Task<string> onRun = RawHttp.SendAllRawAsync(on, bytes, split, QuietPeriod);
-            string offTranscript = await offRun;
-            string onTranscript = await onRun;
-            foreach (System.Text.RegularExpressions.Match status in StatusLine().Matches(offTranscript))
+            // Cases are drawn in order, so a seed always gives the same cases whatever the parallelism.
+            byte[] bytes = random.NextDouble() >= 1 - mix.Mutated ? mutated() : generated();
+            if (random.NextDouble() >= 1 - mix.Ended)
             {
-                statuses[status.Groups[1].Value] = statuses.GetValueOrDefault(status.Groups[1].Value) + 1;
+                bytes = [.. bytes, .. protocol.Terminator];
             }
 
-            if (offTranscript != onTranscript)
+            var fuzzCase = new FuzzCase(run, bytes, mix.Cut(bytes.Length, random), idleDraws.NextDouble() < mix.Idle);
+            running.Add(CompareAsync(fuzzCase));
+            if (running.Count >= parallel)
             {
-                divergences.Add(new Divergence(seed, run, splitSeed, Escape(bytes), onTranscript, offTranscript));
+                Task done = await Task.WhenAny(running);
+                running.Remove(done);
+                await done;
             }
 
-            if (progress is not null && (run + 1) % 1000 == 0)
+            if (progress is not null && (run + 1) % 10_000 == 0)
             {
                 progress($"seed {seed}: {run + 1} cases, {divergences.Count} divergences");
             }
         }
 
-        return (run, divergences, statuses);
-    }
+        await Task.WhenAll(running);
+        return new FuzzResult(seed, run, [.. divergences.OrderBy(d => d.Case)], statuses);
 
-    [System.Text.RegularExpressions.GeneratedRegex("HTTP/1\\.1 (\\d{3}) ")]
-    private static partial System.Text.RegularExpressions.Regex StatusLine();
+        async Task CompareAsync(FuzzCase fuzzCase)
+        {
+            var (onTranscript, aloneTranscript) = await ExchangeAsync(fuzzCase);
+            lock (divergences)
+            {
+                statuses.Add(protocol.Statuses(aloneTranscript));
+                if (onTranscript != aloneTranscript)
+                {
+                    divergences.Add(new Divergence(seed, fuzzCase.Number, Escape(fuzzCase.Bytes), string.Join(',', fuzzCase.Pieces), onTranscript, aloneTranscript));
+                }
+            }
+        }
+    }
 
     /// <summary>The bytes as a C# string literal body, for turning a divergence into a regression test.</summary>
     public static string Escape(byte[] bytes)

@@ -1,22 +1,24 @@
-using HeaderCache.Caching;
-using HeaderCache.Hosting;
+using HeaderCache.InMemory;
 using HeaderCache.Tests.Integration;
-using Microsoft.Extensions.DependencyInjection;
 using Xunit.Abstractions;
 
 namespace HeaderCache.Tests.Fuzzing;
 
-/// <summary>Both servers of the in-process fuzzer: HeaderCache on and Kestrel alone, over in-memory transports.</summary>
+/// <summary>The sample app on two in-memory Kestrels: HeaderCache on, and Kestrel alone.</summary>
 public sealed class InMemoryServerPair : IAsyncLifetime
 {
-    internal InMemoryServer On { get; private set; } = null!;
+    internal InMemoryKestrel On { get; private set; } = null!;
 
-    internal InMemoryServer Alone { get; private set; } = null!;
+    internal InMemoryKestrel Alone { get; private set; } = null!;
+
+    /// <summary>The differential fuzzer over the pair, the client pausing with <paramref name="pauses"/> in idle cases.</summary>
+    internal DifferentialFuzzer Fuzzer(IdlePauses pauses) =>
+        new(Http1Fuzzing.Protocol, Http1Fuzzing.InMemory(On, pauses), Http1Fuzzing.InMemory(Alone, pauses));
 
     public async Task InitializeAsync()
     {
-        On = await InMemoryServer.StartAsync(CacheMode.On);
-        Alone = await InMemoryServer.StartAsync(CacheMode.KestrelAlone);
+        On = await SampleServer.StartInMemoryAsync(CacheMode.On);
+        Alone = await SampleServer.StartInMemoryAsync(CacheMode.KestrelAlone);
     }
 
     public async Task DisposeAsync()
@@ -27,9 +29,10 @@ public sealed class InMemoryServerPair : IAsyncLifetime
 }
 
 /// <summary>
-/// The seeded in-process differential fuzz run of the test suite. Scale it up with environment variables
-/// (see <c>docs/fuzzing.md</c>): <c>HEADERCACHE_FUZZ_CASES</c>, <c>HEADERCACHE_FUZZ_SEED</c>,
-/// <c>HEADERCACHE_FUZZ_MINUTES</c>.
+/// The seeded in-process differential fuzz run of the test suite: the same bytes, cut the same way, go to HeaderCache
+/// and to Kestrel alone, and the two transcripts (every response byte but <c>Date</c>, after which byte it came, and
+/// when the server closed) must be equal. Scale it up with environment variables (see <c>docs/fuzzing.md</c>):
+/// <c>HEADERCACHE_FUZZ_CASES</c>, <c>HEADERCACHE_FUZZ_SEED</c>, <c>HEADERCACHE_FUZZ_MINUTES</c>.
 /// </summary>
 public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHelper output) : IClassFixture<InMemoryServerPair>
 {
@@ -42,23 +45,23 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
 
         using var activity = new CacheActivity(servers.On.Services);
+        var pauses = new IdlePauses();
         var started = System.Diagnostics.Stopwatch.StartNew();
-        InProcessFuzzer.Result result = await InProcessFuzzer.RunAsync(servers.On, servers.Alone, seed, cases, deadline, progress: output.WriteLine);
-        output.WriteLine($"seed {seed}: {result.Cases} cases in {started.Elapsed.TotalSeconds:F0} s, {result.Divergences.Count} divergences; " +
-            $"lines the cache took out: {activity.LinesTaken}; idle trims: {servers.On.Trims}; responses by status: " +
-            string.Join(", ", result.Statuses.OrderBy(s => s.Key, StringComparer.Ordinal).Select(s => $"{s.Key}: {s.Value}")));
-        foreach (var d in result.Divergences.Take(5))
+        FuzzResult result = await servers.Fuzzer(pauses).RunAsync(seed, cases, deadline, Http1Fuzzing.InMemoryMix, parallel: 4, output.WriteLine);
+        output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F0} s; lines the cache served: {activity.LinesServed} of {activity.LinesTaken} it took out; idle trims: {pauses.Trims}");
+        foreach (Divergence divergence in result.Divergences.Take(5))
         {
-            output.WriteLine($"case {d.Case} (pieces {d.Pieces}): \"{d.Bytes}\"\n-- on --\n{d.On}\n-- alone --\n{d.Alone}");
+            output.WriteLine(divergence.ToString());
         }
 
         Assert.True(result.Cases >= Math.Min(cases, 1000), $"only {result.Cases} cases ran before the deadline");
 
-        // Not vacuous: the cache served lines, most cases were answered, and rejections occurred too.
+        // Not vacuous: the cache took lines out and served many, most cases were answered, and rejections occurred too.
         Assert.True(activity.LinesTaken > result.Cases, $"the cache took out {activity.LinesTaken} lines in {result.Cases} cases");
-        Assert.True(result.Statuses.GetValueOrDefault("200") > result.Cases / 2, $"200s: {result.Statuses.GetValueOrDefault("200")} in {result.Cases} cases");
-        Assert.True(result.Statuses.GetValueOrDefault("400") > result.Cases / 20, $"400s: {result.Statuses.GetValueOrDefault("400")} in {result.Cases} cases");
-        Assert.True(servers.On.Trims > result.Cases / 50, $"connections let go of their memo {servers.On.Trims} times in {result.Cases} cases");
+        Assert.True(activity.LinesServed > result.Cases / 2, $"the cache served {activity.LinesServed} lines in {result.Cases} cases");
+        Assert.True(result.Statuses["200"] > result.Cases / 2, $"200s: {result.Statuses["200"]} in {result.Cases} cases");
+        Assert.True(result.Statuses["400"] > result.Cases / 20, $"400s: {result.Statuses["400"]} in {result.Cases} cases");
+        Assert.True(pauses.Trims > result.Cases / 50, $"connections let go of their memo {pauses.Trims} times in {result.Cases} cases");
         Assert.Empty(result.Divergences);
     }
 }

@@ -6,9 +6,17 @@ namespace HeaderCache.Tests.Integration;
 /// <summary>Runs the same client against HeaderCache and Kestrel alone and asserts the same transcript.</summary>
 public static class Differential
 {
-    /// <summary>Runs <paramref name="client"/> on both servers; returns the (equal) transcript.</summary>
+    /// <summary>Runs <paramref name="client"/> on both servers; returns the (equal) transcript (<see cref="Edge.AssertSameAsync"/>).</summary>
     public static Task<List<string>> AssertSameAsync(ServerPair servers, Func<IPEndPoint, Task<List<string>>> client) =>
         Edge.AssertSameAsync(servers.On, servers.Alone, client);
+
+    /// <inheritdoc cref="Edge.AssertSameSteppingAsideAsync"/>
+    public static Task<List<string>> AssertSameSteppingAsideAsync(ServerPair servers, string reason, Func<IPEndPoint, Task<List<string>>> client) =>
+        Edge.AssertSameSteppingAsideAsync(servers.On, servers.Alone, reason, client);
+
+    /// <inheritdoc cref="Edge.AssertSameWithNothingServedAsync"/>
+    public static Task<List<string>> AssertSameWithNothingServedAsync(ServerPair servers, Func<IPEndPoint, Task<List<string>>> client) =>
+        Edge.AssertSameWithNothingServedAsync(servers.On, servers.Alone, client);
 
     /// <summary>
     /// The request's header lines as an independent oracle for the echo's content: for each name

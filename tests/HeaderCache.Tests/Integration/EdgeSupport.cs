@@ -14,6 +14,14 @@ internal static class Edge
     /// <summary>A last request after which the server closes the connection: it ends a test's bytes without a FIN.</summary>
     public const string Terminator = "GET /end HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
+    /// <summary>
+    /// Two requests with the <see cref="Cacheable"/> lines: the first head of a connection gets new strings, so only after
+    /// these has the cache served lines, and the lines of a head that follows are recalled.
+    /// </summary>
+    public const string WarmUp = Warm + Warm;
+
+    private const string Warm = "GET /warm HTTP/1.1\r\nHost: x\r\n" + Cacheable + "\r\n";
+
     /// <summary>The bytes of <paramref name="text"/>, one byte per char (so "\u00ff" is the byte 0xFF).</summary>
     public static byte[] Bytes(string text) => Encoding.Latin1.GetBytes(text);
 
@@ -50,10 +58,11 @@ internal static class Edge
 
     /// <summary>
     /// Sends <paramref name="bytes"/> whole and in random pieces to both servers, asserting identical transcripts
-    /// each time. Without <paramref name="fin"/> the client never half-closes: the bytes must make the server close
-    /// (end them with <see cref="Terminator"/> or a request Kestrel rejects).
+    /// each time, and once more after <see cref="WarmUp"/>, where the cache serves. Without <paramref name="fin"/> the
+    /// client never half-closes: the bytes must make the server close (end them with <see cref="Terminator"/> or a
+    /// request Kestrel rejects).
     /// </summary>
-    /// <returns>The transcript of the whole send.</returns>
+    /// <returns>The transcript of the whole send on a new connection.</returns>
     public static Task<List<string>> SendAllBothAsync(ServerPair servers, byte[] bytes, int seeds = 2, int maxPiece = 24, bool fin = false) =>
         SendAllBothAsync(servers.On, servers.Alone, bytes, seeds, maxPiece, fin);
 
@@ -76,18 +85,49 @@ internal static class Edge
             }
         }
 
+        // A connection's first head gets new strings: only bytes after heads the cache served meet it serving. The warm-up
+        // is answered before they come, as a FIN leaves the heads not yet read to Kestrel.
+        List<string> warm = await CompareAsync(on, alone, endPoint =>
+            RawHttp.SendAllAsync(endPoint, bytes, RawHttp.RandomSplit(seeds + 1, maxPiece), halfClose: fin, answeredFirst: [Bytes(Warm), Bytes(Warm)]));
+        Assert.StartsWith("200,200", Summary(warm), StringComparison.Ordinal);
         await activity.AssertEngagedAsync();
         return first!;
     }
 
     /// <summary>Runs <paramref name="client"/> on Kestrel alone, then with HeaderCache; asserts the same transcript.</summary>
-    /// <remarks>Also asserts that the connection went through HeaderCache's reader, so the comparison cannot pass
-    /// because HeaderCache never ran.</remarks>
+    /// <remarks>Also asserts that a connection served lines from the cache (<see cref="CacheActivity.Engaged"/>), so the
+    /// comparison cannot pass because HeaderCache never did anything Kestrel alone would not.</remarks>
     public static async Task<List<string>> AssertSameAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client)
     {
         using var activity = new CacheActivity(on);
         List<string> transcript = await CompareAsync(on, alone, client);
         await activity.AssertEngagedAsync();
+        return transcript;
+    }
+
+    /// <summary>
+    /// Runs <paramref name="client"/> on Kestrel alone, then with HeaderCache, for bytes HeaderCache leaves to Kestrel:
+    /// asserts the same transcript, and that HeaderCache's reader met them and stepped aside for <paramref name="reason"/>.
+    /// </summary>
+    public static async Task<List<string>> AssertSameSteppingAsideAsync(SampleServer on, SampleServer alone, string reason, Func<IPEndPoint, Task<List<string>>> client)
+    {
+        using var activity = new CacheActivity(on);
+        List<string> transcript = await CompareAsync(on, alone, client);
+        Assert.True(await activity.ConnectionsAsync("passed_through", reason) == 1, $"HeaderCache did not step aside for {reason}: {activity}");
+        Assert.False(activity.Engaged, activity.ToString());
+        return transcript;
+    }
+
+    /// <summary>
+    /// Runs <paramref name="client"/> on Kestrel alone, then with HeaderCache, for traffic with nothing to serve: asserts
+    /// the same transcript, and that HeaderCache took lines out and put them back with new strings, serving none.
+    /// </summary>
+    public static async Task<List<string>> AssertSameWithNothingServedAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client)
+    {
+        using var activity = new CacheActivity(on);
+        List<string> transcript = await CompareAsync(on, alone, client);
+        Assert.True(activity.LinesTaken > 0, $"HeaderCache took no line out: the comparison did not exercise it ({activity})");
+        Assert.False(activity.Engaged, activity.ToString());
         return transcript;
     }
 
@@ -99,16 +139,25 @@ internal static class Edge
         return onTranscript;
     }
 
-    /// <summary>Runs the same client against both servers at the same time (for tests that wait on server timers).</summary>
-    public static async Task<List<string>> AssertSameConcurrentlyAsync(SampleServer on, SampleServer alone, Func<IPEndPoint, Task<List<string>>> client)
+    /// <summary>
+    /// Runs every client against both servers, all at the same time (for tests that wait on server timers), and asserts
+    /// the same transcript from each client, and that a connection served lines from the cache.
+    /// </summary>
+    /// <returns>Each client's (equal) transcript.</returns>
+    public static async Task<List<string>[]> AssertSameConcurrentlyAsync(SampleServer on, SampleServer alone, params Func<IPEndPoint, Task<List<string>>>[] clients)
     {
         using var activity = new CacheActivity(on);
-        Task<List<string>> onRun = client(on.EndPoint);
-        Task<List<string>> aloneRun = client(alone.EndPoint);
-        await Task.WhenAll(onRun, aloneRun);
-        Assert.Equal(await aloneRun, await onRun);
+        Task<List<string>[]> onRuns = Task.WhenAll(clients.Select(client => client(on.EndPoint)));
+        Task<List<string>[]> aloneRuns = Task.WhenAll(clients.Select(client => client(alone.EndPoint)));
+        List<string>[] onTranscripts = await onRuns;
+        List<string>[] aloneTranscripts = await aloneRuns;
+        for (int i = 0; i < clients.Length; i++)
+        {
+            Assert.Equal(aloneTranscripts[i], onTranscripts[i]);
+        }
+
         await activity.AssertEngagedAsync();
-        return await onRun;
+        return onTranscripts;
     }
 }
 
@@ -169,13 +218,16 @@ internal sealed class CacheActivity : IDisposable
     /// <summary>Header lines taken out of heads, served or created.</summary>
     public long LinesTaken => LinesServed + Get("headercache.lines|created");
 
-    /// <summary>Whether a connection went through HeaderCache's reader (it took lines out, stepped aside, or closed).</summary>
-    public bool Engaged =>
-        Totals().Any(t => t.Value > 0 && (t.Key.StartsWith("headercache.lines|", StringComparison.Ordinal) || IsReadConnection(t.Key)));
+    /// <summary>
+    /// Whether a connection served lines from the cache. Only then did a comparison with Kestrel alone run through what
+    /// HeaderCache adds: a connection it passed through, or whose lines all got new strings, gives the application what
+    /// Kestrel alone would have made.
+    /// </summary>
+    public bool Engaged => LinesServed > 0;
 
     /// <summary>
-    /// Asserts that HeaderCache was on the path (<see cref="Engaged"/>). A connection is counted when it ends, a
-    /// moment after the client saw the close, so this waits up to 5 s for it.
+    /// Asserts <see cref="Engaged"/>. An open connection's lines are read as its own thread counts them, so this waits
+    /// up to 5 s for a count a moment stale.
     /// </summary>
     public async Task AssertEngagedAsync()
     {
@@ -184,7 +236,7 @@ internal sealed class CacheActivity : IDisposable
             await Task.Delay(20);
         }
 
-        Assert.True(Engaged, "No connection went through HeaderCache's reader: the comparison did not exercise it");
+        Assert.True(Engaged, $"No connection served a line from the cache: the comparison did not exercise it ({this})");
     }
 
     /// <summary>
@@ -205,11 +257,11 @@ internal sealed class CacheActivity : IDisposable
     private long EndedConnections =>
         Totals().Where(t => t.Key.StartsWith("headercache.connections|", StringComparison.Ordinal)).Sum(t => t.Value);
 
-    // A connection HeaderCache's reader went through (not one it skipped).
-    private static bool IsReadConnection(string key) =>
-        key.StartsWith("headercache.connections|", StringComparison.Ordinal) && !key.StartsWith("headercache.connections|skipped", StringComparison.Ordinal);
-
     public void Dispose() => _listener.Dispose();
+
+    /// <summary>Every count above zero, for failure messages.</summary>
+    public override string ToString() =>
+        string.Join(", ", Totals().Where(t => t.Value > 0).OrderBy(t => t.Key, StringComparer.Ordinal).Select(t => $"{t.Key}: {t.Value}"));
 
     /// <summary>One instrument's count, by name and tag values: <c>headercache.lines|served</c>.</summary>
     public long Get(string key) => Totals().GetValueOrDefault(key);

@@ -1,5 +1,6 @@
 using System.Net.Sockets;
 using System.Text;
+using HeaderCache.InMemory;
 
 namespace HeaderCache.Tests.Integration;
 
@@ -100,6 +101,6 @@ public sealed class HeaderOrderTests(ServerPair servers)
             received.Append("<no answer in 5 s>");
         }
 
-        return System.Text.RegularExpressions.Regex.Replace(received.ToString(), "\r\nDate: [^\r\n]*", "");
+        return ResponseText.WithoutDate(received.ToString());
     }
 }

@@ -248,11 +248,12 @@ public sealed class MalformedInputTests(ServerPair servers)
         // Kestrel recognises the preface only at the very start of its read buffer, then answers with an
         // HTTP/2 GOAWAY (HTTP_1_1_REQUIRED). A CRLF before it in the same read hides it: a plain 505. (When the
         // CRLF and the preface arrive in separate reads, Kestrel alone answers either way, so both go in one write.)
-        List<string> preface = await Differential.AssertSameAsync(servers, endPoint =>
+        // HeaderCache leaves both connections to Kestrel at their first request line: there is nothing it could serve.
+        List<string> preface = await Differential.AssertSameSteppingAsideAsync(servers, "http2", endPoint =>
             RawHttp.SendAllAsync(endPoint, Edge.Bytes("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), RawHttp.Whole, halfClose: false));
         Assert.Equal([RawHttp.Raw([0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0d]), RawHttp.Closed], preface);
 
-        List<string> afterCrlf = await Differential.AssertSameAsync(servers, endPoint =>
+        List<string> afterCrlf = await Differential.AssertSameSteppingAsideAsync(servers, "http2", endPoint =>
             RawHttp.SendAllAsync(endPoint, Edge.Bytes("\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), RawHttp.Whole, halfClose: false));
         Assert.Equal("505|closed", Edge.Summary(afterCrlf));
     }

@@ -2,18 +2,19 @@ using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
+using HeaderCache.InMemory;
 
 namespace HeaderCache.Tests.Integration;
 
 /// <summary>
-/// A raw HTTP/1.1 client for differential tests: it writes exactly the given bytes, in the given pieces,
-/// and reads back every response as text with the <c>Date</c> header removed (the only part of a
-/// response that may differ between two runs), ending with how the connection ended.
+/// A raw HTTP/1.1 client for differential tests over sockets: it writes exactly the given bytes, in the given
+/// pieces, and reads back every response as text without <c>Date</c> (<see cref="ResponseText"/>), ending with
+/// how the connection ended.
 /// </summary>
-public static partial class RawHttp
+public static class RawHttp
 {
     /// <summary>The transcript line written when the server closed the connection.</summary>
-    public const string Closed = "<closed>";
+    public const string Closed = ResponseText.Closed;
 
     /// <summary>The transcript line written when the connection was reset.</summary>
     public const string Reset = "<reset>";
@@ -74,10 +75,16 @@ public static partial class RawHttp
     /// Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces, half-closes (unless
     /// <paramref name="halfClose"/> is false), and reads every response until the server closes. Kestrel treats
     /// the client's FIN as an abort of a request still in progress, so when requests before the end must be
-    /// answered, end the bytes with a <c>Connection: close</c> request and pass <paramref name="halfClose"/> false.
+    /// answered, end the bytes with a <c>Connection: close</c> request and pass <paramref name="halfClose"/> false,
+    /// or send them first as <paramref name="answeredFirst"/>: one at a time, each answered before the next.
     /// </summary>
     public static async Task<List<string>> SendAllAsync(
-        IPEndPoint endPoint, byte[] bytes, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split, bool halfClose = true, Func<Stream, Task<Stream>>? wrap = null)
+        IPEndPoint endPoint,
+        byte[] bytes,
+        Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split,
+        bool halfClose = true,
+        Func<Stream, Task<Stream>>? wrap = null,
+        IReadOnlyList<byte[]>? answeredFirst = null)
     {
         using var socket = await ConnectAsync(endPoint);
         using var network = new NetworkStream(socket, ownsSocket: false);
@@ -85,6 +92,12 @@ public static partial class RawHttp
         using var timeout = new CancellationTokenSource(Deadline);
         var reader = new ResponseReader(stream);
         var transcript = new List<string>();
+        foreach (byte[] request in answeredFirst ?? [])
+        {
+            await SendAsync(stream, request, split, timeout.Token);
+            transcript.Add(await reader.ReadAsync(timeout.Token) ?? (reader.EndedWithReset ? Reset : Closed));
+        }
+
         await SendAsync(stream, bytes, split, timeout.Token);
         if (halfClose && socket.Connected)
         {
@@ -104,7 +117,7 @@ public static partial class RawHttp
 
     /// <summary>
     /// Sends <paramref name="bytes"/> in <paramref name="split"/>'s pieces and returns everything the
-    /// server sent, with <c>Date</c> headers removed, followed by how the connection ended. Reads until
+    /// server sent, as it came, followed by how the connection ended. Reads until
     /// the server closes; if it goes quiet for <paramref name="quietPeriod"/> first, half-closes and
     /// reads to the end. (A half-close sent together with a bad request races with Kestrel's 400: Kestrel
     /// skips the response when it sees the end of input first, so the client waits before closing.)
@@ -153,8 +166,7 @@ public static partial class RawHttp
             }
         }
 
-        string text = DateHeader().Replace(Encoding.Latin1.GetString(received.ToArray()), "");
-        return text + (reset ? Reset : Closed);
+        return Encoding.Latin1.GetString(received.ToArray()) + (reset ? Reset : Closed);
     }
 
     /// <summary>The whole of <paramref name="bytes"/> in one write.</summary>
@@ -169,8 +181,11 @@ public static partial class RawHttp
         }
     }
 
+    /// <summary>Pieces of the given <paramref name="lengths"/>, in order.</summary>
+    public static Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> Pieces(IEnumerable<int> lengths) => bytes => Cut(bytes, lengths);
+
     /// <summary>Pieces of random length (1 to <paramref name="maxPiece"/>) cut at random positions.</summary>
-    public static Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> RandomSplit(int seed, int maxPiece = 64) => bytes => Pieces(bytes, new Random(seed), maxPiece);
+    public static Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> RandomSplit(int seed, int maxPiece = 64) => bytes => RandomPieces(bytes, new Random(seed), maxPiece);
 
     /// <summary>A request's status code from a transcript entry.</summary>
     public static int Status(string response) => int.Parse(response.AsSpan(9, 3), System.Globalization.CultureInfo.InvariantCulture);
@@ -178,7 +193,17 @@ public static partial class RawHttp
     /// <summary>The body of a transcript entry.</summary>
     public static string Body(string response) => response[(response.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..];
 
-    private static IEnumerable<ReadOnlyMemory<byte>> Pieces(byte[] bytes, Random random, int maxPiece)
+    private static IEnumerable<ReadOnlyMemory<byte>> Cut(byte[] bytes, IEnumerable<int> lengths)
+    {
+        int offset = 0;
+        foreach (int length in lengths)
+        {
+            yield return bytes.AsMemory(offset, length);
+            offset += length;
+        }
+    }
+
+    private static IEnumerable<ReadOnlyMemory<byte>> RandomPieces(byte[] bytes, Random random, int maxPiece)
     {
         for (int offset = 0; offset < bytes.Length;)
         {
@@ -187,9 +212,6 @@ public static partial class RawHttp
             offset += length;
         }
     }
-
-    [System.Text.RegularExpressions.GeneratedRegex("\r\nDate: [^\r\n]*")]
-    private static partial System.Text.RegularExpressions.Regex DateHeader();
 
     private static async Task<Socket> ConnectAsync(IPEndPoint endPoint)
     {
@@ -283,7 +305,10 @@ public static partial class RawHttp
         }
 
         /// <summary>The next response without its Date header, or <see langword="null"/> at the end.</summary>
-        public async Task<string?> ReadAsync(CancellationToken cancellationToken)
+        public async Task<string?> ReadAsync(CancellationToken cancellationToken) =>
+            await ReadAsIsAsync(cancellationToken) is { } response ? ResponseText.WithoutDate(response) : null;
+
+        private async Task<string?> ReadAsIsAsync(CancellationToken cancellationToken)
         {
             var text = new StringBuilder();
             string? statusLine = await ReadLineAsync(cancellationToken);
@@ -306,11 +331,6 @@ public static partial class RawHttp
             bool keepAlive = false;
             while (await ReadLineAsync(cancellationToken) is { Length: > 0 } line)
             {
-                if (line.StartsWith("Date:", StringComparison.OrdinalIgnoreCase))
-                {
-                    continue;
-                }
-
                 text.Append(line).Append("\r\n");
                 if (line.StartsWith("Content-Length:", StringComparison.OrdinalIgnoreCase))
                 {

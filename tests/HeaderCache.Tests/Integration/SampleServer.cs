@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net;
+using HeaderCache.InMemory;
 using HeaderCache.Sample;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -54,6 +55,16 @@ public sealed class SampleServer : IAsyncDisposable
         CacheMode.Disabled => "--HeaderCache:Enabled=false",
         _ => "--Sample:KestrelOnly=true",
     };
+
+    /// <summary>Starts the sample app in <paramref name="mode"/> on a Kestrel over an in-memory transport.</summary>
+    internal static Task<InMemoryKestrel> StartInMemoryAsync(CacheMode mode) =>
+        InMemoryKestrel.StartAsync(onTransport => SampleApp.Build(
+            ["--Logging:LogLevel:Default=None", Setting(mode)],
+            builder =>
+            {
+                builder.Logging.ClearProviders();
+                onTransport(builder);
+            }));
 
     /// <summary>Starts the sample app with <paramref name="args"/> (settings as <c>--Key=Value</c>).</summary>
     public static async Task<SampleServer> StartAsync(string[] args, Action<WebApplicationBuilder>? configure = null)

@@ -10,6 +10,10 @@ namespace HeaderCache.Tests.Integration;
 [Collection(ServerPairGroup.Name)]
 public sealed class TrafficReplayTests(ServerPair servers)
 {
+    // The controls of traffic/README.md: Kestrel alone already reuses every string plaintext sends, and every value churn
+    // sends is new. The cache has nothing to serve for them, only lines to take out and put back with new strings.
+    private static readonly string[] NothingToServe = ["plaintext", "churn"];
+
     public static TheoryData<string> Profiles => new(TrafficProfile.LoadAll().Select(p => p.Name));
 
     [Theory]
@@ -17,7 +21,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
     public async Task Request_response_replay_is_identical_and_matches_the_bytes(string profile)
     {
         byte[][] requests = Render(profile, seed: 1, rounds: 3);
-        List<string> transcript = await Differential.AssertSameAsync(servers, endPoint =>
+        List<string> transcript = await AssertSameAsync(profile, endPoint =>
             RawHttp.ExchangeAsync(endPoint, requests.Select(r => (IReadOnlyList<byte[]>)[r]).ToList(), RawHttp.Whole));
 
         Assert.Equal(requests.Length + 1, transcript.Count);
@@ -36,7 +40,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
         {
             byte[][] requests = Render(profile, seed, rounds: 2);
             var split = RawHttp.RandomSplit(seed, maxPiece: 40);
-            List<string> transcript = await Differential.AssertSameAsync(servers, endPoint =>
+            List<string> transcript = await AssertSameAsync(profile, endPoint =>
                 RawHttp.ExchangeAsync(endPoint, requests.Select(r => (IReadOnlyList<byte[]>)[r]).ToList(), split));
             Assert.All(transcript.SkipLast(1), response => Assert.Equal(200, RawHttp.Status(response)));
         }
@@ -49,7 +53,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
         foreach (int depth in new[] { 1, 2, 3, 7, 16 })
         {
             byte[][] requests = Render(profile, seed: depth, rounds: Math.Max(2, 32 / TrafficProfile.Load(profile).Count));
-            await AssertPipelinedAsync(requests, depth, RawHttp.RandomSplit(depth, maxPiece: 700));
+            await AssertPipelinedAsync(profile, requests, depth, RawHttp.RandomSplit(depth, maxPiece: 700));
         }
     }
 
@@ -75,7 +79,7 @@ public sealed class TrafficReplayTests(ServerPair servers)
         // are found by name (LineMemoTests): 48 requests take that path for most of the connection, split at random.
         byte[][] requests = Render("proxy-pool", seed: 5, rounds: 12);
         Assert.True(requests.Length >= 48);
-        await AssertPipelinedAsync(requests, depth, RawHttp.RandomSplit(depth, maxPiece: 300));
+        await AssertPipelinedAsync("proxy-pool", requests, depth, RawHttp.RandomSplit(depth, maxPiece: 300));
     }
 
     [Fact]
@@ -99,16 +103,21 @@ public sealed class TrafficReplayTests(ServerPair servers)
 
     // The requests in batches of depth sent together, each write split by split: both servers answer alike, and each
     // answer echoes its request's lines.
-    private async Task AssertPipelinedAsync(byte[][] requests, int depth, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split)
+    private async Task AssertPipelinedAsync(string profile, byte[][] requests, int depth, Func<byte[], IEnumerable<ReadOnlyMemory<byte>>> split)
     {
         var batches = requests.Chunk(depth).Select(b => (IReadOnlyList<byte[]>)b).ToList();
-        List<string> transcript = await Differential.AssertSameAsync(servers, endPoint => RawHttp.ExchangeAsync(endPoint, batches, split));
+        List<string> transcript = await AssertSameAsync(profile, endPoint => RawHttp.ExchangeAsync(endPoint, batches, split));
         Assert.Equal(requests.Length + 1, transcript.Count);
         for (int i = 0; i < requests.Length; i++)
         {
             Differential.AssertAnswers(requests[i], transcript[i]);
         }
     }
+
+    private Task<List<string>> AssertSameAsync(string profile, Func<IPEndPoint, Task<List<string>>> client) =>
+        NothingToServe.Contains(profile)
+            ? Differential.AssertSameWithNothingServedAsync(servers, client)
+            : Differential.AssertSameAsync(servers, client);
 
     private static byte[][] Render(string profile, int seed, int rounds)
     {
