@@ -8,7 +8,7 @@ using Microsoft.AspNetCore.Http;
 
 namespace HeaderCache.Tests.Caching;
 
-public class HeaderNameTableTests
+public class FieldNamesTests
 {
     // DESIGN.md 2.3: headers Kestrel itself acts on always stay in the bytes.
     private static readonly string[] MustBeKept =
