@@ -243,8 +243,8 @@ public sealed class TlsTests : IDisposable
         _ => SampleServer.StartAsync(mode, builder => builder.WebHost.ConfigureKestrel(kestrel =>
             kestrel.Listen(IPAddress.Loopback, 0, listen =>
             {
-                // SampleApp.Build already called builder.WebHost.UseHeaderStringCache(), which puts the
-                // middleware on the endpoint defaults: those run before this callback, so before UseHttps().
+                // SampleApp.Build already called builder.WebHost.UseHeaderStringCache(), which reads every accepted
+                // connection from Kestrel's listener, before any endpoint's UseHttps(); the endpoint keeps one layer.
                 switch (placement)
                 {
                     case Placement.AfterUseHttps:
