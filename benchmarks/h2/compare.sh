@@ -30,11 +30,11 @@
 # and subtracted) and /proc for the server's CPU time.
 #
 # With --bare every profile P is followed by P-bare: P's paths with no header from the profile, only the pseudo
-# headers and an empty user-agent (h2load sends its own name otherwise). Kestrel alone on P-bare against P is what the
+# headers and h2load's own user-agent (it sends one always, and refuses an empty one). Kestrel alone on P-bare against P is what the
 # headers cost: the summary's HEADER_BYTES line gives the share of those bytes HeaderCache removed (issue 48's
 # "header-driven bytes per request removed"), its CEILING line the same for CPU.
 #
-# Results: runs.csv (compare.sh's columns, then streams, transport and h2load's HPACK header savings),
+# Results: runs.csv (compare.sh's columns, then streams and transport),
 # summary.csv / summary.md / summary.txt (benchmarks/wrk/summarize.py's columns) in benchmarks/h2/results/<run>/
 # (results/latest points to the last run); the last lines of the output are one RESULT line per profile, as compare.sh's.
 #
@@ -155,7 +155,6 @@ write_args() { # profile -> traffic/<profile>.args: one h2load argument a line, 
       print "-H\n" name ": " value
     }
     END {
-      if (bare) print "-H\nuser-agent:"
       for (i = 1; i <= np; i++) if (!(paths[i] in seen)) { seen[paths[i]] = 1; print "PATH " paths[i] }
     }' "$file" >"$OUT/traffic/$profile.args"
 }
@@ -167,7 +166,7 @@ fi
 for p in $PROFILES; do write_args "$p"; done
 
 RUNS_CSV="$OUT/runs.csv"
-echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks,streams,transport,hpack_savings_pct" > "$RUNS_CSV"
+echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks,streams,transport" > "$RUNS_CSV"
 
 declare -A PID PORT
 cleanup() {
@@ -264,11 +263,11 @@ for round in $(seq "$ROUNDS"); do
   ORDER=("${MODES[@]}")
   (( round % 2 == 0 )) && ORDER=("${MODES[1]}" "${MODES[0]}")
   for profile in $PROFILES; do
-    declare -A C=() U=() R=() A=() G=() N=() E=() J=() P50=() P90=() P99=() MAX=() SAVE=()
+    declare -A C=() U=() R=() A=() G=() N=() E=() J=() P50=() P90=() P99=() MAX=()
     for mode in "${ORDER[@]}"; do
       run_h2load "${PORT[$mode]}" "$profile" "$WARMUP" "$CONNECTIONS" "$OUT/logs/h2load-warmup-$profile-$mode-r$round.txt"
       C[$mode]=0; U[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; J[$mode]=0
-      P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0; SAVE[$mode]=""
+      P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0
     done
     for slice in $(seq "$SLICES"); do
       for mode in "${ORDER[@]}"; do
@@ -296,15 +295,14 @@ for round in $(seq "$ROUNDS"); do
         rm -f "$out.log"   # a line per request: the percentiles are all that is kept
         P50[$mode]+="$p50 "; P90[$mode]+="$p90 "; P99[$mode]+="$p99 "
         MAX[$mode]=$(( MAX[$mode] > max ? MAX[$mode] : max ))
-        SAVE[$mode]+="$(h2_field "$out" '^traffic: .*space savings ([0-9.]+)%.*') "
       done
     done
     for mode in "${ORDER[@]}"; do
       rps=$(awk -v n="${N[$mode]}" -v d="$DURATION" 'BEGIN { printf "%.2f", n / d }')
-      echo "$round,$profile,$mode,$CONNECTIONS,1,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]},${J[$mode]},${U[$mode]},$STREAMS,$TRANSPORT,$(med "${SAVE[$mode]}")" >> "$RUNS_CSV"
-      printf '   round %d %-16s %-11s %9.0f req/s  %7.1f us CPU/req  %7d B/req  HPACK saved %s%%  errors %d\n' "$round" "$profile" "$mode" \
+      echo "$round,$profile,$mode,$CONNECTIONS,1,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]},${J[$mode]},${U[$mode]},$STREAMS,$TRANSPORT" >> "$RUNS_CSV"
+      printf '   round %d %-16s %-11s %9.0f req/s  %7.1f us CPU/req  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \
         "$rps" "$(awk -v c="${C[$mode]}" -v t="$CLK_TCK" -v r="${R[$mode]}" 'BEGIN { print c * 1e6 / t / (r > 0 ? r : 1) }')" \
-        "$(( A[$mode] / (R[$mode] > 0 ? R[$mode] : 1) ))" "$(med "${SAVE[$mode]}")" "${E[$mode]}"
+        "$(( A[$mode] / (R[$mode] > 0 ? R[$mode] : 1) ))" "${E[$mode]}"
     done
   done
   cleanup

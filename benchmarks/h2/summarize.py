@@ -3,12 +3,13 @@
 
 The figures, medians over rounds, ratios to Kestrel alone, summary.csv's columns and the RESULT and CEILING lines are
 benchmarks/wrk/summarize.py's, run as it is: compare.sh's runs.csv has the same columns, h2load's requests in wrk's. This
-replaces only its description line, which speaks of wrk, with h2load's settings and the share of header bytes h2load's
-HPACK encoder saved, and adds, for every profile P measured with compare.sh --bare, one line:
-HEADER_BYTES <P> kestrel=<k> kestrel_bare=<b> headercache=<h> removed=<s>: bytes allocated per request, medians over
-rounds, of Kestrel alone on P and on P-bare (pseudo headers only), of HeaderCache on P, and the share of the bytes P's
-headers cost Kestrel alone that HeaderCache removed, (k - h) / (k - b) (issue 48's "header-driven bytes per request
-removed"; 0 for a connection HeaderCache passes through, at best 1). Standard library only.
+replaces only its description line, which speaks of wrk, with h2load's settings, and adds, for every profile P measured
+with compare.sh --bare, one line:
+HEADER_BYTES <P> kestrel=<k> kestrel_bare=<b> headercache=<h> removed=<s>
+bytes allocated per request, medians over rounds, of Kestrel alone on P and on P-bare (pseudo headers and h2load's
+user-agent), of HeaderCache on P, and the share of the bytes P's headers cost Kestrel alone that HeaderCache removed,
+(k - h) / (k - b): issue 48's "header-driven bytes per request removed", 0 for a connection HeaderCache passes through,
+1 at best. Standard library only.
 """
 import argparse
 import contextlib
@@ -53,10 +54,8 @@ def main():
     wrk_note = printed.getvalue().split("\n", 1)[0]
 
     first = rows[0]
-    savings = [float(r["hpack_savings_pct"]) for r in rows if r.get("hpack_savings_pct")]
     note = (f"h2load -t1 -c{first['connections']} -m{first['streams']} over {first['transport']}, "
-            f"{first['duration_s']}s measured per run; medians over rounds; (x) = ratio to '{wrk.BASELINE}' (stock Kestrel)."
-            + (f" h2load's HPACK encoder saved {min(savings):.1f}-{max(savings):.1f} % of header bytes." if savings else ""))
+            f"{first['duration_s']}s measured per run; medians over rounds; (x) = ratio to '{wrk.BASELINE}' (stock Kestrel).")
 
     extra = []
     for p in dict.fromkeys(r["profile"] for r in rows):
