@@ -8,17 +8,18 @@
 # Transport: h2c with prior knowledge by default. Kestrel's default Http1AndHttp2 does not take the h2c preface on a
 # cleartext endpoint (it warns that HTTP/2 needs TLS and answers HTTP/1.1 only), so the servers run with
 # Kestrel__EndpointDefaults__Protocols=Http2, the endpoint gRPC services inside a cluster use; /stats is then read over
-# h2c too. With --tls the servers listen on https (Kestrel__Endpoints__Tls__*, a self-signed certificate made with openssl
-# in the run's folder, Http1AndHttp2 as the sample leaves it) and h2load negotiates h2 with ALPN, as browsers do.
+# h2c too. With --tls the servers listen on https (Kestrel__Endpoints__Tls__*, a self-signed certificate made with
+# openssl in the run's folder, Http1AndHttp2 as the sample leaves it) and h2load negotiates h2 with ALPN as browsers do.
 #
 # Traffic: for every profile traffic/P.http, the header lines of its first request (minus Host, which becomes
 # :authority, and the connection-specific lines HTTP/2 forbids: Connection, Keep-Alive, Proxy-Connection,
 # Transfer-Encoding, Upgrade, TE) are passed to h2load with -H, names in lower case, the cookie split into crumbs of one
 # -H each as Chrome sends it; the paths of all its requests are h2load's URIs, taken in turn. h2load's HPACK encoder
-# (nghttp2) indexes every field it may (not :path, nor cookie crumbs under 20 bytes), so from the second request on a
-# connection sends indexed fields: Chrome's policy. h2load sends one header set for every request, so placeholders are
-# filled once ($cookie with one fixed cookie of four crumbs): churn repeats its headers here, and proxy-pool's ids do
-# not change. The h2load arguments of each profile are written into the run's folder (traffic/P.args).
+# (nghttp2) indexes every field it may (not :path; cookie crumbs under 20 bytes it never indexes, so the cookie has
+# none), so from the second request on a connection sends indexed fields: Chrome's policy. h2load sends one header
+# set for every request, so placeholders are filled once (${cookie} with one fixed cookie of four crumbs): churn
+# repeats its headers here, and proxy-pool's ids do not change. The h2load arguments of each profile are written into
+# the run's folder (traffic/P.args).
 #
 # Every round starts a fresh server per mode (both start together; one is idle while the other is measured), replays
 # every profile into each in --tier-up N one-second h2load runs of 32 connections (so that what a connection runs once
@@ -30,13 +31,13 @@
 # and subtracted) and /proc for the server's CPU time.
 #
 # With --bare every profile P is followed by P-bare: P's paths with no header from the profile, only the pseudo
-# headers and h2load's own user-agent (it sends one always, and refuses an empty one). Kestrel alone on P-bare against P is what the
-# headers cost: the summary's HEADER_BYTES line gives the share of those bytes HeaderCache removed (issue 48's
-# "header-driven bytes per request removed"), its CEILING line the same for CPU.
+# headers and h2load's own user-agent (it sends one always, and refuses an empty one). Kestrel alone on P-bare against
+# P is what the headers cost: the summary's HEADER_BYTES line gives the share of those bytes HeaderCache removed (issue
+# 48's "header-driven bytes per request removed"), its CEILING line the same for CPU.
 #
-# Results: runs.csv (compare.sh's columns, then streams and transport),
-# summary.csv / summary.md / summary.txt (benchmarks/wrk/summarize.py's columns) in benchmarks/h2/results/<run>/
-# (results/latest points to the last run); the last lines of the output are one RESULT line per profile, as compare.sh's.
+# Results: runs.csv (compare.sh's columns, then streams and transport), summary.csv / summary.md / summary.txt
+# (benchmarks/wrk/summarize.py's columns) in benchmarks/h2/results/<run>/ (results/latest points to the last run); the
+# last lines of the output are one RESULT line per profile, as compare.sh's.
 #
 # Usage: benchmarks/h2/compare.sh [--rounds N] [--duration S] [--warmup S] [--connections N] [--streams N]
 #                                 [--profiles "chrome proxy-pool ..."] [--slices N] [--tls] [--bare] [--tier-up N]
@@ -130,9 +131,10 @@ else
   CURL_H2=(--http2-prior-knowledge)
 fi
 
-# A fixed session cookie of four crumbs (123 bytes, within the profiles' 60-180): one crumb under 20 bytes, which
-# nghttp2 sends as a literal without indexing, as Chrome does with short crumbs.
-COOKIE="session=Zk3q8VtW0pN2xY7rB4mC9sD1fG6hJ5kL; _ga=GA1.1.1234567890.1732700000; consent=analytics:1,marketing:0,v:2; theme=light"
+# A fixed session cookie of four crumbs (137 bytes, within the profiles' 60-180), each of 20 bytes or more: nghttp2
+# sends a shorter crumb as a never-indexed literal (RFC 7541 6.2.3), which Chrome's encoder does not, and which issue
+# 48's design leaves to Kestrel.
+COOKIE="session=Zk3q8VtW0pN2xY7rB4mC9sD1fG6hJ5kL; _ga=GA1.1.1234567890.1732700000; consent=analytics:1,marketing:0,v:2; prefs=theme:light,lang:en"
 
 write_args() { # profile -> traffic/<profile>.args: one h2load argument a line, -H lines then the paths
   local profile=$1 file
