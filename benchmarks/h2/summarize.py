@@ -18,7 +18,6 @@ import importlib.util
 import io
 import os
 import statistics
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("wrk_summarize", os.path.join(HERE, "..", "wrk", "summarize.py"))
@@ -36,22 +35,15 @@ def main():
     ap.add_argument("runs_csv")
     ap.add_argument("--out", help="folder for summary.csv/.md/.txt (default: the folder of runs.csv)")
     args = ap.parse_args()
+    # wrk's summarizer takes the same arguments (and exits on an empty runs.csv), writes the three files and prints;
+    # its first printed line is its description.
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        wrk.main()
+    wrk_note = printed.getvalue().split("\n", 1)[0]
     out = args.out or os.path.dirname(os.path.abspath(args.runs_csv))
     with open(args.runs_csv, newline="") as f:
         rows = list(csv.DictReader(f))
-    if not rows:
-        sys.exit("no runs in " + args.runs_csv)
-
-    # wrk's summarizer writes the three files and prints; its first printed line is its description.
-    printed = io.StringIO()
-    argv = sys.argv
-    sys.argv = [wrk.__file__, args.runs_csv, "--out", out]
-    try:
-        with contextlib.redirect_stdout(printed):
-            wrk.main()
-    finally:
-        sys.argv = argv
-    wrk_note = printed.getvalue().split("\n", 1)[0]
 
     first = rows[0]
     note = (f"h2load -t1 -c{first['connections']} -m{first['streams']} over {first['transport']}, "
