@@ -310,5 +310,5 @@ for round in $(seq "$ROUNDS"); do
   cleanup
 done
 
-echo "== finished in $(( $(date +%s) - START_TIME ))s, build included; results in $OUT"
+echo "== finished in $(( $(date +%s) - START_TIME ))s$([[ $BUILD == 1 ]] && echo ", build included"); results in $OUT"
 python3 "$HERE/summarize.py" "$RUNS_CSV" --out "$OUT"
