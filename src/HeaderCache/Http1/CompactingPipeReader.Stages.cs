@@ -43,6 +43,17 @@ internal sealed partial class CompactingPipeReader
         {
             case Stage.RequestLine:
                 long view = RequestLineView();
+                if (PassThroughReason == PassThroughReason.Http2 && _prefaceMayStart && Http2Started is { } http2)
+                {
+                    // Nothing is shown: the HTTP/2 reader reads the same bytes, preface first, from the transport. Only a
+                    // preface at the connection's first byte is HTTP/2's; after anything else Kestrel answers HTTP/1.1.
+                    _input.AdvanceTo(_buffer.Start);
+                    _input = http2(_input);
+                    _buffer = default;
+                    result = default;
+                    return false;
+                }
+
                 result = _lineEnd > 0 ? PresentRequest(canceled) : View(view, canceled);
                 return true;
 
@@ -162,6 +173,7 @@ internal sealed partial class CompactingPipeReader
             return _buffer.Length;
         }
 
+        _prefaceMayStart = !_sawFirstByte && start == 0;
         _sawFirstByte = true;
         int lf = data[start..].IndexOf(LF);
         if (lf < 0)
