@@ -20,6 +20,13 @@ internal sealed partial class CompactingPipeReader
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
     private bool TryPresent(in ReadResult input, out ReadResult result)
     {
+        if (_stage == Stage.PassThrough)
+        {
+            // A read of the HTTP/2 reader, begun in the loop that read the preface: its result is Kestrel's as it is.
+            result = input;
+            return true;
+        }
+
         _buffer = input.Buffer;
         _completed = input.IsCompleted;
         bool canceled = input.IsCanceled && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
