@@ -49,6 +49,13 @@ internal sealed class RawHttp2 : IAsyncDisposable
         return Frame(RstStream, 0, stream, payload);
     }
 
+    /// <summary>The client sends nothing more (a FIN).</summary>
+    public Task ShutdownSendAsync()
+    {
+        _client.Client.Shutdown(SocketShutdown.Send);
+        return Task.CompletedTask;
+    }
+
     public Task SendAsync(params byte[][] frames) => _stream.WriteAsync(frames.SelectMany(f => f).ToArray()).AsTask();
 
     /// <summary>Reads frames until <paramref name="done"/> says so, the connection closes, or 10 s pass.</summary>
