@@ -235,7 +235,6 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                     line.Name ??= ResolveName(entry.Name, ref line);
                     entry.ValueString = resolver.ResolveValue(ref line, entry.Name, entry.Value, out _);
                     entry.NameString = line.Name;
-                    entry.Known = line.Known;
                     return entry.ValueString;
                 }
 

@@ -11,10 +11,9 @@ internal sealed class HpackEntry(byte[] name, byte[] value, int staticNameIndex)
     /// entry's.</summary>
     public int StaticNameIndex { get; } = staticNameIndex;
 
-    // Set once the entry is first taken; the name is null until then.
+    // Set once the entry is first taken; both are null until then.
     public string? NameString;
     public string? ValueString;
-    public short Known = -1;
 
     /// <summary>RFC 7541 4.1: the decoded octets plus 32.</summary>
     public int Size => Name.Length + Value.Length + HpackDynamicTable.EntryOverhead;

@@ -8,9 +8,6 @@ internal static class HpackStaticTable
 {
     public const int Count = 61;
 
-    // Static indexes Kestrel treats as pseudo-headers (1 :authority .. 14 :status).
-    public const int LastPseudoIndex = 14;
-
     private static readonly (string Name, string Value)[] Entries =
     [
         (":authority", ""), (":method", "GET"), (":method", "POST"), (":path", "/"), (":path", "/index.html"),

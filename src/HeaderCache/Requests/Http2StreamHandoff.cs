@@ -15,8 +15,6 @@ internal sealed class Http2StreamHandoff(int capacity)
     private TakenHeader[]?[] _lines = [];
     private int _count;
 
-    public int Capacity => capacity;
-
     /// <summary>Whether an entry could be added now.</summary>
     public bool HasRoom
     {

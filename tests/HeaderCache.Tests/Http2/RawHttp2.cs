@@ -11,7 +11,7 @@ namespace HeaderCache.Tests.Http2;
 /// the body, error codes), with SETTINGS, WINDOW_UPDATE and PING left out as they depend on timing.</summary>
 internal sealed class RawHttp2 : IAsyncDisposable
 {
-    public const byte Data = 0x0, Headers = 0x1, RstStream = 0x3, Settings = 0x4, Ping = 0x6, GoAway = 0x7, WindowUpdate = 0x8, Continuation = 0x9;
+    public const byte Data = 0x0, Headers = 0x1, RstStream = 0x3, Settings = 0x4, GoAway = 0x7, Continuation = 0x9;
     public const byte EndStream = 0x1, EndHeaders = 0x4;
 
     private readonly TcpClient _client = new() { NoDelay = true };
