@@ -66,10 +66,19 @@ internal sealed partial class Http2FrameReader : PipeReader
 
 #pragma warning disable CA2012 // The read is awaited or consumed exactly once, here or in ReadLoopAsync.
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
+        if (read.IsCompletedSuccessfully)
+        {
+            if (TryPresent(read.Result, out ReadResult result))
+            {
+                return new(result);
+            }
+
+            // That read was advanced: wait on the next.
+            read = _input.ReadAsync(cancellationToken);
+        }
 #pragma warning restore CA2012
-        return read.IsCompletedSuccessfully && TryPresent(read.Result, out ReadResult result)
-            ? new(result)
-            : ReadLoopAsync(read, cancellationToken);
+
+        return ReadLoopAsync(read, cancellationToken);
     }
 
     public override bool TryRead(out ReadResult result)

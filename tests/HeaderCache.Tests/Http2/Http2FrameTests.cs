@@ -145,3 +145,39 @@ public sealed class Http2FrameTests(Http2ServerPair servers)
         transcript.Exists(line => line.StartsWith($"DATA {stream} 1", StringComparison.Ordinal) || line.StartsWith($"RST_STREAM {stream} ", StringComparison.Ordinal)
             || line.StartsWith("GOAWAY", StringComparison.Ordinal) || line == "closed");
 }
+
+/// <summary>The same requests with their bytes cut into small writes: frame headers and held HEADERS frames arrive in
+/// pieces.</summary>
+[Collection(Http2ServerPairGroup.Name)]
+public sealed class Http2SplitFrameTests(Http2ServerPair servers)
+{
+    [Theory]
+    [InlineData(1, 3)]
+    [InlineData(2, 11)]
+    [InlineData(3, 40)]
+    public async Task Requests_cut_anywhere_see_what_Kestrel_alone_gives(int seed, int maxPiece)
+    {
+        await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
+        {
+            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
+            var frames = new List<byte[]>
+            {
+                RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders | RawHttp2.EndStream, 1, new BlockWriter().Request("GET", "/split/1")
+                    .Literal(0x40, 6, 32, "a=1").Incremental("x-seen", "first").Without("x-plain", "p").ToArray()),
+            };
+            for (int stream = 3; stream <= 11; stream += 2)
+            {
+                frames.Add(RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders | RawHttp2.EndStream, stream, new BlockWriter().Request("GET", $"/split/{stream}")
+                    .Indexed(63).Indexed(62).Without("x-plain", "p").Literal(0x00, 4, 32, "b=" + stream).ToArray()));
+            }
+
+            await client.SendSplitAsync(seed, maxPiece, [.. frames]);
+            List<string> transcript = await client.ReadUntilAsync(t => t.Count(line => line.StartsWith("DATA ", StringComparison.Ordinal) && line.Split(' ')[2] == "1") == 6
+                || t.Contains("closed") || t.Exists(line => line.StartsWith("GOAWAY", StringComparison.Ordinal)));
+
+            // Streams sent without waiting answer in any order.
+            transcript.Sort(StringComparer.Ordinal);
+            return transcript;
+        });
+    }
+}

@@ -8,7 +8,7 @@ namespace HeaderCache.Tests.Http2;
 
 /// <summary>A bare HTTP/2 client over h2c: header blocks written field by field in any HPACK representation, frames
 /// sent as given, and what the server sends back as a transcript (frame type, stream, flags, the status of a response,
-/// the body, error codes), with SETTINGS, WINDOW_UPDATE and PING left out as they depend on timing.</summary>
+/// each whole body, error codes), with SETTINGS, WINDOW_UPDATE and PING left out as they depend on timing.</summary>
 internal sealed class RawHttp2 : IAsyncDisposable
 {
     public const byte Data = 0x0, Headers = 0x1, RstStream = 0x3, Settings = 0x4, GoAway = 0x7, Continuation = 0x9;
@@ -17,6 +17,7 @@ internal sealed class RawHttp2 : IAsyncDisposable
     private readonly TcpClient _client = new() { NoDelay = true };
     private readonly HpackBlockDecoder _responses = new(new HpackDynamicTable(4096), 64 * 1024);
     private NetworkStream _stream = null!;
+    private readonly Dictionary<int, string> _bodies = [];
     private byte[] _pending = [];
 
     public static async Task<RawHttp2> ConnectAsync(IPEndPoint endPoint)
@@ -54,6 +55,25 @@ internal sealed class RawHttp2 : IAsyncDisposable
     {
         _client.Client.Shutdown(SocketShutdown.Send);
         return Task.CompletedTask;
+    }
+
+    /// <summary>Sends <paramref name="frames"/> in pieces of 1 to <paramref name="maxPiece"/> bytes, each its own write,
+    /// so that the server reads frame headers and payloads cut anywhere.</summary>
+    public async Task SendSplitAsync(int seed, int maxPiece, params byte[][] frames)
+    {
+        byte[] bytes = [.. frames.SelectMany(f => f)];
+        var random = new Random(seed);
+        for (int at = 0; at < bytes.Length;)
+        {
+            int piece = Math.Min(bytes.Length - at, random.Next(1, maxPiece + 1));
+            await _stream.WriteAsync(bytes.AsMemory(at, piece));
+            await _stream.FlushAsync();
+            at += piece;
+            if (random.Next(4) == 0)
+            {
+                await Task.Delay(1);
+            }
+        }
     }
 
     public Task SendAsync(params byte[][] frames) => _stream.WriteAsync(frames.SelectMany(f => f).ToArray()).AsTask();
@@ -144,7 +164,17 @@ internal sealed class RawHttp2 : IAsyncDisposable
 
                 return $"HEADERS {stream} {flags:x} {status}";
             case Data:
-                return $"DATA {stream} {flags:x} {Encoding.UTF8.GetString(payload)}";
+                // How Kestrel cuts a body into frames (the end in a frame of its own or not) is its timing: one line per
+                // body, at its end.
+                string body = _bodies.GetValueOrDefault(stream, "") + Encoding.UTF8.GetString(payload);
+                if ((flags & EndStream) == 0)
+                {
+                    _bodies[stream] = body;
+                    return null;
+                }
+
+                _bodies.Remove(stream);
+                return $"DATA {stream} 1 {body}";
             case RstStream:
                 return $"RST_STREAM {stream} {BinaryPrimitives.ReadInt32BigEndian(payload)}";
             case GoAway:
