@@ -54,6 +54,12 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
         // Streams sent together answer in any order: wait for all, and sort what they answered.
         List<string> rest = await client.ReadUntilAsync(t => Enumerable.Range(5, last - 4).Where(s => s % 2 == 1).All(s => Ended(t, s)));
         rest.Sort(StringComparer.Ordinal);
+        if (scenario == "client ends mid-frame")
+        {
+            // Kestrel alone sends GOAWAY(NO_ERROR) before it closes, or not, as its read of the end happens to fall.
+            rest.RemoveAll(line => line.StartsWith("GOAWAY ", StringComparison.Ordinal) && line.EndsWith(" 0", StringComparison.Ordinal));
+        }
+
         transcript.AddRange(rest);
         return transcript;
     }
