@@ -94,12 +94,10 @@ internal sealed partial class Http2FrameReader : PipeReader
             return true;
         }
 
-        while (_input.TryRead(out ReadResult input))
+        // Bytes that cannot be shown yet (a frame being held) stay so until more arrive, which a wait would see.
+        if (_input.TryRead(out ReadResult input) && TryPresent(input, out result))
         {
-            if (TryPresent(input, out result))
-            {
-                return true;
-            }
+            return true;
         }
 
         result = default;
