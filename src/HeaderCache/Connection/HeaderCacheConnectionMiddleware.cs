@@ -79,11 +79,6 @@ internal sealed class HeaderCacheConnectionMiddleware
             return Skip(context, runtime, skipped);
         }
 
-        if (HeaderCacheConnection.NegotiatedHttp2(context.Features))
-        {
-            return Skip(context, runtime, SkippedConnection.Http2);
-        }
-
         return RunAsync(context, runtime, options);
     }
 

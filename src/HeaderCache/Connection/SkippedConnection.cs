@@ -6,9 +6,6 @@ internal sealed class SkippedConnection : IHeaderStringCacheFeature
     /// <summary>HeaderCache is switched off (<c>Enabled</c> is false).</summary>
     public static readonly SkippedConnection Disabled = new("disabled");
 
-    /// <summary>TLS negotiated HTTP/2 (ALPN <c>h2</c>).</summary>
-    public static readonly SkippedConnection Http2 = new("http2");
-
     /// <summary>Kestrel's major or minor version is not the one HeaderCache was tested with, and
     /// <c>AllowUntestedKestrelVersion</c> is off.</summary>
     public static readonly SkippedConnection UntestedKestrel = new("untested_kestrel");

@@ -14,6 +14,7 @@ internal enum PassThroughReason
     OverLimit,           // a head over Kestrel's request-line, header-size or header-count limit
     NothingToCache,      // heads in a row with only names Kestrel acts on and values it reuses on its own
     ValuesDoNotRepeat,   // too few of the last value lookups were hits (ValueAdmission)
+    Http2Stopped,        // an HTTP/2 connection the reader stopped following (an error Kestrel ends it for, a frame it does not follow)
 }
 
 /// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>
@@ -32,6 +33,7 @@ internal static class PassThroughReasonNames
         PassThroughReason.OverLimit => "over_limit",
         PassThroughReason.NothingToCache => "nothing_to_cache",
         PassThroughReason.ValuesDoNotRepeat => "values_do_not_repeat",
+        PassThroughReason.Http2Stopped => "http2_stopped",
         _ => "none",
     };
 }

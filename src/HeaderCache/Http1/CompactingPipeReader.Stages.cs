@@ -20,6 +20,13 @@ internal sealed partial class CompactingPipeReader
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
     private bool TryPresent(in ReadResult input, out ReadResult result)
     {
+        if (_stage == Stage.PassThrough)
+        {
+            // A read of the HTTP/2 reader, begun in the loop that read the preface: its result is Kestrel's as it is.
+            result = input;
+            return true;
+        }
+
         _buffer = input.Buffer;
         _completed = input.IsCompleted;
         bool canceled = input.IsCanceled && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
@@ -43,6 +50,17 @@ internal sealed partial class CompactingPipeReader
         {
             case Stage.RequestLine:
                 long view = RequestLineView();
+                if (PassThroughReason == PassThroughReason.Http2 && _prefaceMayStart && Http2Started is { } http2)
+                {
+                    // Nothing is shown: the HTTP/2 reader reads the same bytes, preface first, from the transport. Only a
+                    // preface at the connection's first byte is HTTP/2's; after anything else Kestrel answers HTTP/1.1.
+                    _input.AdvanceTo(_buffer.Start);
+                    _input = http2(_input);
+                    _buffer = default;
+                    result = default;
+                    return false;
+                }
+
                 result = _lineEnd > 0 ? PresentRequest(canceled) : View(view, canceled);
                 return true;
 
@@ -162,6 +180,7 @@ internal sealed partial class CompactingPipeReader
             return _buffer.Length;
         }
 
+        _prefaceMayStart = !_sawFirstByte && start == 0;
         _sawFirstByte = true;
         int lf = data[start..].IndexOf(LF);
         if (lf < 0)

@@ -27,7 +27,7 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
     // names Kestrel acts on and values Kestrel reuses itself gains nothing from the scan of each head.
     internal const int HeadsWithNothingToTake = 16;
 
-    private readonly PipeReader _input;
+    private PipeReader _input;   // the transport's reader, or the HTTP/2 reader over it once the preface arrived
     private readonly HeadCompactor _compactor;
     private readonly HeadLimits _limits;
     private readonly IdleTrim _idle = new();
@@ -39,6 +39,7 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
     private long _lineEnd;
     private long _bodyRemaining;
     private bool _sawFirstByte;
+    private bool _prefaceMayStart;   // the request line being read began at the connection's first byte
     private int _cancelRequested;
     private byte[] _section = [];
     private int _sectionLength;   // transport bytes Kestrel is shown as a head (Section) or in place of one (CompactedSection)
@@ -70,6 +71,10 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
 
     /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
     public Action<PassThroughReason>? PassThroughStarted { get; set; }
+
+    /// <summary>Given the transport's reader when the HTTP/2 preface arrives, returns the reader every later call goes
+    /// to; without it the connection passes through.</summary>
+    public Func<PipeReader, PipeReader>? Http2Started { get; set; }
 
     /// <summary>Called on the thread that shows Kestrel a complete head, just before Kestrel parses it there (and, for a
     /// head in one piece, creates the request's context there too).</summary>

@@ -2,6 +2,7 @@ using System.Collections;
 using System.Diagnostics.CodeAnalysis;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Requests;
@@ -21,7 +22,7 @@ namespace HeaderCache.Requests;
 /// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name are
 /// taken), and both match names case-insensitively. A head that repeats another name is copied at once: Kestrel keeps
 /// such values in one array that every read returns, which a view could only imitate.</para></remarks>
-internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeaderDictionary
+internal sealed class CachedRequestHeaders : IHeaderDictionary
 {
     // Until the first request with taken lines there is no Kestrel collection to stand for.
     private static readonly IHeaderDictionary None = new HeaderDictionary();
@@ -32,6 +33,8 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     [ThreadStatic]
     private static CachedRequestHeaders? t_shown;
 
+    private readonly HeaderInjectionQueue? _queue;   // an HTTP/1.1 connection's: its requests come one at a time
+    private readonly TakenHeader[]? _stream;         // else one HTTP/2 stream's fields
     private IFeatureCollection? _requestFeatures;
     private IHeaderDictionary _kestrel = None;
 
@@ -39,6 +42,23 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     // are. Names of different lengths never match ignoring case, so a read of a name never held here (the host reads
     // User-Agent and traceparent on every request) goes to Kestrel's collection without comparing every held line.
     private ulong _nameLengths;
+
+    /// <summary>The view of an HTTP/1.1 connection, set for each of its requests that had lines taken out.</summary>
+    public CachedRequestHeaders(HeaderInjectionQueue queue) => _queue = queue;
+
+    // The view of one HTTP/2 stream: streams run concurrently, so each that needs a view has its own.
+    private CachedRequestHeaders(TakenHeader[] stream, IHeaderDictionary kestrel, ulong nameLengths)
+    {
+        _stream = stream;
+        _kestrel = kestrel;
+        _nameLengths = nameLengths;
+    }
+
+    /// <summary>On an HTTP/2 connection, the fields taken out of each stream's header block, else
+    /// <see langword="null"/>.</summary>
+    public Http2StreamHandoff? Streams { get; set; }
+
+    private ReadOnlySpan<TakenHeader> Taken => _stream ?? _queue!.Taken;
 
     /// <summary>The request-level part of the connection of the request whose context is being created, or
     /// <see langword="null"/> when its connection has none.</summary>
@@ -73,19 +93,68 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         }
     }
 
-    /// <summary>Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
-    /// collection, and makes this the request's headers when lines of other names remain.</summary>
+    /// <summary>Takes the lines taken out of this request's head (its stream's block on HTTP/2), if any, writes those of
+    /// known names into Kestrel's collection, and makes a view the request's headers when lines of other names remain.</summary>
     public void Attach(IFeatureCollection requestFeatures)
     {
-        if (!queue.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
+        if (Streams is { } streams)
+        {
+            AttachStream(requestFeatures, streams);
+            return;
+        }
+
+        if (!_queue!.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
         {
             return;
         }
 
         IHeaderDictionary headers = request.Headers;
-        ulong nameLengths = 0;
+        bool repeats = WriteKnown(headers, _queue.Taken, out ulong nameLengths);
+        _kestrel = headers;
+        _nameLengths = nameLengths;
+        if (repeats)
+        {
+            Kestrel();
+        }
+        else if (nameLengths != 0)
+        {
+            request.Headers = this;
+        }
+    }
+
+    private static void AttachStream(IFeatureCollection requestFeatures, Http2StreamHandoff streams)
+    {
+        if (requestFeatures[typeof(IHttp2StreamIdFeature)] is not IHttp2StreamIdFeature id
+            || streams.Take(id.StreamId) is not { } lines
+            || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
+        {
+            return;
+        }
+
+        IHeaderDictionary headers = request.Headers;
+        bool repeats = WriteKnown(headers, lines, out ulong nameLengths);
+        if (repeats)
+        {
+            foreach (ref readonly TakenHeader line in lines.AsSpan())
+            {
+                if (line.Known < 0)
+                {
+                    Write(headers, line);
+                }
+            }
+        }
+        else if (nameLengths != 0)
+        {
+            request.Headers = new CachedRequestHeaders(lines, headers, nameLengths);
+        }
+    }
+
+    // Writes the lines of known names into Kestrel's collection; whether a line of another name repeats an earlier one.
+    private static bool WriteKnown(IHeaderDictionary headers, ReadOnlySpan<TakenHeader> lines, out ulong nameLengths)
+    {
+        nameLengths = 0;
         bool repeats = false;
-        foreach (ref readonly TakenHeader line in queue.Taken)
+        foreach (ref readonly TakenHeader line in lines)
         {
             if (line.Known >= 0)
             {
@@ -98,16 +167,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
             }
         }
 
-        _kestrel = headers;
-        _nameLengths = nameLengths;
-        if (repeats)
-        {
-            Kestrel();
-        }
-        else if (nameLengths != 0)
-        {
-            request.Headers = this;
-        }
+        return repeats;
     }
 
     public StringValues this[string key]
@@ -171,7 +231,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
         if (_nameLengths != 0)
         {
             _nameLengths = 0;
-            foreach (ref readonly TakenHeader line in queue.Taken)
+            foreach (ref readonly TakenHeader line in Taken)
             {
                 if (line.Known < 0)
                 {
@@ -187,7 +247,7 @@ internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : IHeader
     {
         if (key is not null && (_nameLengths & (1UL << key.Length)) != 0)
         {
-            foreach (ref readonly TakenHeader line in queue.Taken)
+            foreach (ref readonly TakenHeader line in Taken)
             {
                 if (line.Known < 0 && string.Equals(line.Name, key, StringComparison.OrdinalIgnoreCase))
                 {

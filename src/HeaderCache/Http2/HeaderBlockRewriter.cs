@@ -1,0 +1,333 @@
+using System.Buffers;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Requests;
+
+namespace HeaderCache.Http2;
+
+/// <summary>Decides which fields of a decoded header block that opens a stream are taken out, gives them their
+/// strings, and writes the frame Kestrel sees instead.</summary>
+/// <remarks><para>Only representations that leave the table unchanged are removed: indexed fields and literals without
+/// indexing. Everything else (size updates, literals with incremental indexing, never-indexed literals, pseudo-headers,
+/// the names Kestrel acts on) stays in the frame, so Kestrel's table stays the client's and every HPACK decision is
+/// Kestrel's.</para>
+/// <para>A block is rewritten only when Kestrel would accept it as it is: all of its fields, kept or taken, pass the
+/// checks Kestrel makes per field and per block, within its limits. Anything else passes unchanged and Kestrel answers
+/// as it would alone.</para>
+/// <para>What the application sees stays Kestrel's: a name's fields are all taken or all stay (the crumbs of a cookie
+/// too, joined with "; " as Kestrel joins them); the names Kestrel keeps in fields of its own enumerate in a fixed order
+/// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none.</para></remarks>
+internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, HeadLimits limits)
+{
+    private const int FrameHeaderLength = 9;
+    private const int PseudoAuthority = 1, PseudoMethod = 2, PseudoPath = 4, PseudoScheme = 8, PseudoProtocol = 16;
+
+    private static readonly SearchValues<byte> LowercaseToken =
+        SearchValues.Create("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"u8);
+
+    private static readonly SearchValues<byte> Visible = SearchValues.Create(
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
+
+    private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
+
+    private short[] _kinds = new short[16];   // per field: FieldNames.Classify, or a pseudo-header's Kept
+    private byte[] _joined = [];
+
+    public long FieldsServed { get; private set; }
+    public long FieldsCreated { get; private set; }
+
+    /// <summary>Rewrites the decoded block of <paramref name="frame"/> (a complete HEADERS frame of stream
+    /// <paramref name="streamId"/>, whose fragment starts at <paramref name="fragmentStart"/>) into
+    /// <paramref name="output"/>: its length, or 0 when the frame passes unchanged.</summary>
+    public int TryRewrite(ReadOnlySpan<byte> frame, int fragmentStart, int streamId, ref byte[] output)
+    {
+        ReadOnlySpan<byte> block = frame[fragmentStart..];
+        ReadOnlySpan<HpackField> fields = decoder.Fields;
+        if (fields.Length == 0 || !handoff.HasRoom || !IsAccepted(block, fields))
+        {
+            return 0;
+        }
+
+        // Which names stay: a kept name, and every field of a name of which one field changes the table or is never
+        // indexed; then all other names if one of them stays.
+        ulong knownStays = 0;
+        bool othersStay = false;
+        int taken = 0;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            short kind = _kinds[i];
+            if (kind != FieldNames.Kept && fields[i].Representation is HpackRepresentation.IncrementalIndexing or HpackRepresentation.NeverIndexed)
+            {
+                if (kind >= 0)
+                {
+                    knownStays |= 1UL << kind;
+                }
+                else
+                {
+                    othersStay = true;
+                }
+            }
+        }
+
+        for (int i = 0; i < fields.Length; i++)
+        {
+            if (IsTaken(_kinds[i], knownStays, othersStay))
+            {
+                taken++;
+            }
+        }
+
+        if (taken == 0)
+        {
+            return 0;
+        }
+
+        TakenHeader[]? lines = Resolve(block, fields, knownStays, othersStay, taken);
+        if (lines is null || !handoff.TryAdd(streamId, lines))
+        {
+            return 0;
+        }
+
+        return Write(frame, fragmentStart, fields, knownStays, othersStay, ref output);
+    }
+
+    private static bool IsTaken(short kind, ulong knownStays, bool othersStay) =>
+        kind >= 0 ? (knownStays & (1UL << kind)) == 0 : kind == FieldNames.Other && !othersStay;
+
+    // Kestrel's checks on each field and on the block, stricter where that is simpler: a block any of them could
+    // reject passes unchanged.
+    private bool IsAccepted(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields)
+    {
+        if (fields.Length > limits.MaxRequestHeaderCount)
+        {
+            return false;
+        }
+
+        if (_kinds.Length < fields.Length)
+        {
+            _kinds = new short[Math.Max(fields.Length, _kinds.Length * 2)];
+        }
+
+        long total = 0;
+        int pseudo = 0;
+        bool regular = false;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            ref readonly HpackField field = ref fields[i];
+            ReadOnlySpan<byte> name = decoder.Name(block, field);
+            ReadOnlySpan<byte> value = decoder.Value(block, field);
+            total += name.Length + value.Length;
+            if (field.LongestString > limits.MaxRequestHeaderFieldSize || value.ContainsAnyExcept(Visible)
+                || (value.Length != 0 && (value[0] == ' ' || value[^1] == ' ')))
+            {
+                return false;
+            }
+
+            if (name[0] == ':')
+            {
+                int bit = PseudoBit(name);
+                if (regular || bit == 0 || (pseudo & bit) != 0)
+                {
+                    return false;
+                }
+
+                pseudo |= bit;
+                _kinds[i] = FieldNames.Kept;
+                continue;
+            }
+
+            regular = true;
+            if (name.ContainsAnyExcept(LowercaseToken) || name.SequenceEqual("connection"u8)
+                || (name.SequenceEqual("te"u8) && !value.SequenceEqual("trailers"u8)))
+            {
+                return false;
+            }
+
+            _kinds[i] = (short)FieldNames.Classify(name);
+        }
+
+        return total <= limits.MaxRequestHeadersTotalSize;
+    }
+
+    private static int PseudoBit(ReadOnlySpan<byte> name) => name switch
+    {
+        _ when name.SequenceEqual(":authority"u8) => PseudoAuthority,
+        _ when name.SequenceEqual(":method"u8) => PseudoMethod,
+        _ when name.SequenceEqual(":path"u8) => PseudoPath,
+        _ when name.SequenceEqual(":scheme"u8) => PseudoScheme,
+        _ when name.SequenceEqual(":protocol"u8) => PseudoProtocol,
+        _ => 0,
+    };
+
+    // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place.
+    private TakenHeader[]? Resolve(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, int taken)
+    {
+        int cookie = CookieKind;
+        int crumbs = 0;
+        int joinedLength = 0;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            if (_kinds[i] == cookie && IsTaken(_kinds[i], knownStays, othersStay))
+            {
+                joinedLength += (crumbs++ == 0 ? 0 : 2) + fields[i].ValueLength;
+            }
+        }
+
+        var lines = new TakenHeader[crumbs > 1 ? taken - crumbs + 1 : taken];
+        int count = 0;
+        ulong knownSeen = 0;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            short kind = _kinds[i];
+            if (!IsTaken(kind, knownStays, othersStay) || (kind == cookie && crumbs > 1 && (knownSeen & (1UL << kind)) != 0))
+            {
+                continue;
+            }
+
+            ref readonly HpackField field = ref fields[i];
+            ref TakenHeader line = ref lines[count++];
+            line.Known = kind;
+            line.NameSlot = -1;
+            line.NameLength = (ushort)field.NameLength;
+            if (kind >= 0)
+            {
+                line.Name = FieldNames.KnownName(kind);
+                line.Repeat = (knownSeen & (1UL << kind)) != 0;
+                knownSeen |= 1UL << kind;
+            }
+
+            string? value = kind == cookie && crumbs > 1
+                ? JoinCookie(block, fields, ref line, joinedLength)
+                : ValueOf(block, field, ref line);
+            if (value is null)
+            {
+                return null;
+            }
+
+            line.Value = value;
+            if (kind < 0)
+            {
+                line.Repeat = IsRepeated(lines.AsSpan(0, count - 1), line.Name!);
+            }
+
+            if (line.Created)
+            {
+                FieldsCreated++;
+            }
+            else
+            {
+                FieldsServed++;
+            }
+        }
+
+        return lines;
+    }
+
+    private string? ValueOf(ReadOnlySpan<byte> block, in HpackField field, ref TakenHeader line)
+    {
+        if (field.Representation == HpackRepresentation.Indexed)
+        {
+            if (field.Entry is { } entry)
+            {
+                // The entry's strings, made once: later references to it cost no compare.
+                if (entry.ValueString is null)
+                {
+                    line.Name ??= ResolveName(entry.Name, ref line);
+                    entry.ValueString = resolver.ResolveValue(ref line, entry.Name, entry.Value, out _);
+                    entry.NameString = line.Name;
+                    return entry.ValueString;
+                }
+
+                line.Name = entry.NameString;
+                return entry.ValueString;
+            }
+
+            line.Name ??= ResolveName(field.NameArray, ref line);
+            return HpackStaticTable.ValueString(field.StaticIndex);
+        }
+
+        ReadOnlySpan<byte> name = decoder.Name(block, field);
+        line.Name ??= ResolveName(name, ref line);
+        return resolver.ResolveValue(ref line, name, decoder.Value(block, field), out _);
+    }
+
+    private string ResolveName(ReadOnlySpan<byte> name, ref TakenHeader line)
+    {
+        string resolved = resolver.ResolveName(name, ref line.Created, out short slot);
+        line.NameSlot = slot;
+        return resolved;
+    }
+
+    // Kestrel joins a cookie's crumbs with "; " in arrival order; the joined value goes through the cache as one value.
+    private string? JoinCookie(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ref TakenHeader line, int length)
+    {
+        if (_joined.Length < length)
+        {
+            _joined = new byte[Math.Max(length, _joined.Length * 2)];
+        }
+
+        int at = 0;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            if (_kinds[i] == line.Known)
+            {
+                if (at != 0)
+                {
+                    "; "u8.CopyTo(_joined.AsSpan(at));
+                    at += 2;
+                }
+
+                decoder.Value(block, fields[i]).CopyTo(_joined.AsSpan(at));
+                at += fields[i].ValueLength;
+            }
+        }
+
+        return resolver.ResolveValue(ref line, "cookie"u8, _joined.AsSpan(0, at), out _);
+    }
+
+    private static bool IsRepeated(ReadOnlySpan<TakenHeader> earlier, string name)
+    {
+        foreach (ref readonly TakenHeader line in earlier)
+        {
+            if (line.Known < 0 && string.Equals(line.Name, name, StringComparison.Ordinal))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    // The frame without the taken fields: the same header but for the length, the priority fields, and every other
+    // byte of the block in order.
+    private int Write(ReadOnlySpan<byte> frame, int fragmentStart, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, ref byte[] output)
+    {
+        if (output.Length < frame.Length)
+        {
+            output = new byte[Math.Max(frame.Length, 2 * output.Length)];
+        }
+
+        Span<byte> target = output;
+        frame[..fragmentStart].CopyTo(target);
+        int written = fragmentStart;
+        int copied = 0;   // block bytes up to here are written or skipped
+        ReadOnlySpan<byte> block = frame[fragmentStart..];
+        for (int i = 0; i < fields.Length; i++)
+        {
+            if (IsTaken(_kinds[i], knownStays, othersStay))
+            {
+                block[copied..fields[i].Start].CopyTo(target[written..]);
+                written += fields[i].Start - copied;
+                copied = fields[i].End;
+            }
+        }
+
+        block[copied..].CopyTo(target[written..]);
+        written += block.Length - copied;
+        int payload = written - FrameHeaderLength;
+        target[0] = (byte)(payload >> 16);
+        target[1] = (byte)(payload >> 8);
+        target[2] = (byte)payload;
+        return written;
+    }
+}

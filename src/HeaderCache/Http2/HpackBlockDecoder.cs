@@ -1,0 +1,289 @@
+using System.Runtime.CompilerServices;
+
+namespace HeaderCache.Http2;
+
+/// <summary>How a field is represented in a header block (RFC 7541 section 6).</summary>
+internal enum HpackRepresentation : byte
+{
+    Indexed,             // 6.1
+    IncrementalIndexing, // 6.2.1: adds the field to the table
+    WithoutIndexing,     // 6.2.2
+    NeverIndexed,        // 6.2.3
+}
+
+/// <summary>Where a decoded string's octets are: in the block, in the decoder's scratch (Huffman), or in a table
+/// entry's array.</summary>
+internal enum HpackSource : byte
+{
+    Block,
+    Scratch,
+    Array,
+}
+
+/// <summary>One field of a decoded header block: its representation, where it is in the block, and its decoded name
+/// and value.</summary>
+internal struct HpackField
+{
+    public HpackRepresentation Representation;
+    public int Start;
+    public int End;
+    public int StaticIndex;      // the static entry of an indexed field or of a literal's name, else 0
+    public HpackEntry? Entry;    // the dynamic entry of an indexed field or of a literal's name
+    public HpackSource NameSource;
+    public HpackSource ValueSource;
+    public byte[]? NameArray;
+    public byte[]? ValueArray;
+    public int NameOffset;
+    public int NameLength;
+    public int ValueOffset;
+    public int ValueLength;
+    public int LongestString;    // the longest string as sent (encoded) or decoded
+}
+
+/// <summary>Decodes whole header blocks against the connection's <see cref="HpackDynamicTable"/>, applying every
+/// change a block makes to it, and fails exactly where Kestrel's decoder would end the connection, or earlier (a
+/// stricter decoder only stops the rewriting sooner).</summary>
+internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLength)
+{
+    // Kestrel's decoder accepts a string of up to its initial buffer (4096 octets) whatever its configured limit.
+    private const int DecoderBuffer = 4096;
+
+    private readonly int _maxStringLength = Math.Max(DecoderBuffer, maxStringLength);
+    private HpackField[] _fields = new HpackField[16];
+    private byte[] _scratch = [];
+    private int _scratchLength;
+    private int _count;
+
+    public HpackDynamicTable Table => table;
+
+    /// <summary>The fields of the block decoded last.</summary>
+    public ReadOnlySpan<HpackField> Fields => _fields.AsSpan(0, _count);
+
+    /// <summary>Decodes <paramref name="block"/> (a complete header block) and applies its table changes; false on
+    /// anything Kestrel's decoder rejects, after which the table no longer follows Kestrel's.</summary>
+    public bool Decode(ReadOnlySpan<byte> block)
+    {
+        _count = 0;
+        _scratchLength = 0;
+        int at = 0;
+        while (at < block.Length)
+        {
+            byte first = block[at];
+            if ((first & 0xE0) == 0x20)
+            {
+                // A size update is allowed only before the block's first field.
+                if (_count != 0 || !TryReadInteger(block, ref at, 5, out int size) || !table.Resize(size))
+                {
+                    return false;
+                }
+
+                continue;
+            }
+
+            if (_count == _fields.Length)
+            {
+                Array.Resize(ref _fields, _fields.Length * 2);
+            }
+
+            ref HpackField field = ref _fields[_count];
+            field = default;
+            field.Start = at;
+            if (!((first & 0x80) != 0 ? TryReadIndexed(block, ref at, ref field) : TryReadLiteral(block, ref at, ref field)))
+            {
+                return false;
+            }
+
+            field.End = at;
+            _count++;
+            if (field.Representation == HpackRepresentation.IncrementalIndexing)
+            {
+                table.Insert(new HpackEntry(Name(block, field).ToArray(), Value(block, field).ToArray(), field.StaticIndex));
+            }
+        }
+
+        return true;
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ReadOnlySpan<byte> Name(ReadOnlySpan<byte> block, in HpackField field) => field.NameSource switch
+    {
+        HpackSource.Block => block.Slice(field.NameOffset, field.NameLength),
+        HpackSource.Scratch => _scratch.AsSpan(field.NameOffset, field.NameLength),
+        _ => field.NameArray,
+    };
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ReadOnlySpan<byte> Value(ReadOnlySpan<byte> block, in HpackField field) => field.ValueSource switch
+    {
+        HpackSource.Block => block.Slice(field.ValueOffset, field.ValueLength),
+        HpackSource.Scratch => _scratch.AsSpan(field.ValueOffset, field.ValueLength),
+        _ => field.ValueArray,
+    };
+
+    /// <summary>Lets go of the scratch and the fields' references to table entries.</summary>
+    public void Release()
+    {
+        _fields.AsSpan(0, _count).Clear();
+        _count = 0;
+        _scratch = [];
+    }
+
+    private bool TryReadIndexed(ReadOnlySpan<byte> block, ref int at, ref HpackField field)
+    {
+        field.Representation = HpackRepresentation.Indexed;
+        if (!TryReadInteger(block, ref at, 7, out int index) || !TryName(index, ref field))
+        {
+            return false;
+        }
+
+        if (field.Entry is { } entry)
+        {
+            field.ValueArray = entry.Value;
+        }
+        else
+        {
+            field.ValueArray = HpackStaticTable.Value(index);
+        }
+
+        field.ValueSource = HpackSource.Array;
+        field.ValueLength = field.ValueArray.Length;
+        field.LongestString = Math.Max(field.NameLength, field.ValueLength);
+        return true;
+    }
+
+    private bool TryReadLiteral(ReadOnlySpan<byte> block, ref int at, ref HpackField field)
+    {
+        byte first = block[at];
+        int prefix;
+        (field.Representation, prefix) = (first & 0xC0) == 0x40 ? (HpackRepresentation.IncrementalIndexing, 6)
+            : (first & 0xF0) == 0x10 ? (HpackRepresentation.NeverIndexed, 4)
+            : (HpackRepresentation.WithoutIndexing, 4);
+        if (!TryReadInteger(block, ref at, prefix, out int index))
+        {
+            return false;
+        }
+
+        if (index != 0)
+        {
+            if (!TryName(index, ref field))
+            {
+                return false;
+            }
+        }
+        else
+        {
+            if (!TryReadString(block, ref at, out field.NameSource, out field.NameOffset, out field.NameLength, ref field.LongestString) || field.NameLength == 0)
+            {
+                return false;
+            }
+        }
+
+        return TryReadString(block, ref at, out field.ValueSource, out field.ValueOffset, out field.ValueLength, ref field.LongestString);
+    }
+
+    // The name of HPACK index `index`: a static entry or a dynamic one; false for 0 or beyond the table.
+    private bool TryName(int index, ref HpackField field)
+    {
+        if (index == 0)
+        {
+            return false;
+        }
+
+        if (index <= HpackStaticTable.Count)
+        {
+            field.StaticIndex = index;
+            field.NameArray = HpackStaticTable.Name(index);
+        }
+        else
+        {
+            HpackEntry? entry = table[index - HpackStaticTable.Count - 1];
+            if (entry is null)
+            {
+                return false;
+            }
+
+            field.Entry = entry;
+            field.StaticIndex = entry.StaticNameIndex;
+            field.NameArray = entry.Name;
+        }
+
+        field.NameSource = HpackSource.Array;
+        field.NameLength = field.NameArray.Length;
+        return true;
+    }
+
+    private bool TryReadString(ReadOnlySpan<byte> block, ref int at, out HpackSource source, out int offset, out int length, ref int longest)
+    {
+        (source, offset, length) = (HpackSource.Block, 0, 0);
+        if (at >= block.Length)
+        {
+            return false;
+        }
+
+        bool huffman = (block[at] & 0x80) != 0;
+        if (!TryReadInteger(block, ref at, 7, out int encoded) || encoded > _maxStringLength || encoded > block.Length - at)
+        {
+            return false;
+        }
+
+        ReadOnlySpan<byte> octets = block.Slice(at, encoded);
+        at += encoded;
+        longest = Math.Max(longest, encoded);
+        if (!huffman)
+        {
+            (offset, length) = (at - encoded, encoded);
+            return true;
+        }
+
+        int room = HpackHuffman.MaxDecodedLength(encoded);
+        if (_scratch.Length - _scratchLength < room)
+        {
+            Array.Resize(ref _scratch, Math.Max(_scratch.Length * 2, _scratchLength + room));
+        }
+
+        length = HpackHuffman.Decode(octets, _scratch.AsSpan(_scratchLength, room));
+        if (length < 0)
+        {
+            return false;
+        }
+
+        (source, offset) = (HpackSource.Scratch, _scratchLength);
+        _scratchLength += length;
+        longest = Math.Max(longest, length);
+        return true;
+    }
+
+    // RFC 7541 5.1 with Kestrel's limits: at most 31 bits, and no continuation octet of 0 that ends the integer unless it
+    // is the first one.
+    private static bool TryReadInteger(ReadOnlySpan<byte> block, ref int at, int prefixBits, out int value)
+    {
+        int max = (1 << prefixBits) - 1;
+        value = block[at++] & max;
+        if (value < max)
+        {
+            return true;
+        }
+
+        for (int shift = 0, continuations = 0; at < block.Length; shift += 7, continuations++)
+        {
+            byte octet = block[at++];
+            if (shift > 28 || (shift == 28 && (octet & 0x78) != 0))
+            {
+                return false;
+            }
+
+            value += (octet & 0x7F) << shift;
+            if (value < 0)
+            {
+                return false;
+            }
+
+            if ((octet & 0x80) == 0)
+            {
+                return octet != 0 || continuations == 0;
+            }
+        }
+
+        return false;
+    }
+}

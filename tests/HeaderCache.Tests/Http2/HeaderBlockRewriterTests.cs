@@ -1,0 +1,125 @@
+using System.Text;
+using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Http2;
+using HeaderCache.Requests;
+
+namespace HeaderCache.Tests.Http2;
+
+/// <summary>Which fields <see cref="HeaderBlockRewriter"/> takes out of a block, what stays in the frame, and which
+/// strings the taken fields get.</summary>
+public class HeaderBlockRewriterTests
+{
+    private readonly HpackBlockDecoder _decoder = new(new HpackDynamicTable(4096), 32 * 1024);
+    private readonly Http2StreamHandoff _handoff = new(200);
+    private readonly HeaderBlockRewriter _rewriter;
+    private int _stream = 1;
+
+    public HeaderBlockRewriterTests() => _rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256), _handoff, HeadLimits.Default);
+
+    [Fact]
+    public void Literals_without_indexing_are_taken_but_pseudo_headers_and_the_names_Kestrel_acts_on()
+    {
+        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Without("user-agent", "ua").Without("x-a", "1")
+            .Without("host", "h").Without("content-length", "0").Without("x-b", "2"));
+
+        Assert.Equal(["User-Agent: ua", "x-a: 1", "x-b: 2"], taken);
+        Assert.Equal([":method", ":scheme", ":path", ":authority", "host", "content-length"], kept);
+    }
+
+    [Fact]
+    public void One_other_name_that_changes_the_table_keeps_every_other_name_and_known_names_are_taken()
+    {
+        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Without("x-a", "1").Incremental("x-b", "2")
+            .Without("accept", "*/*"));
+
+        Assert.Equal(["Accept: */*"], taken);
+        Assert.Equal([":method", ":scheme", ":path", ":authority", "x-a", "x-b"], kept);
+    }
+
+    [Fact]
+    public void A_never_indexed_field_keeps_every_field_of_its_name()
+    {
+        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Literal(0x10, 4, 23, "secret")
+            .Literal(0x00, 4, 23, "other").Without("accept", "*/*"));
+
+        Assert.Equal(["Accept: */*"], taken);
+        Assert.Equal([":method", ":scheme", ":path", ":authority", "authorization", "authorization"], kept);
+    }
+
+    [Fact]
+    public void Cookie_crumbs_become_one_value_joined_as_Kestrel_joins_them()
+    {
+        (string[] taken, _) = Rewrite(new BlockWriter().Request("GET", "/").Literal(0x00, 4, 32, "a=1").Without("x-a", "1")
+            .Literal(0x00, 4, 32, "b=2"));
+
+        Assert.Equal(["Cookie: a=1; b=2", "x-a: 1"], taken);
+    }
+
+    [Fact]
+    public void A_reference_to_a_table_entry_gets_the_entrys_strings_every_time()
+    {
+        Rewrite(new BlockWriter().Request("GET", "/").Incremental("x-entry", "value"));
+        TakenHeader[] first = RewriteLines(new BlockWriter().Request("GET", "/").Indexed(62));
+        TakenHeader[] second = RewriteLines(new BlockWriter().Request("GET", "/").Indexed(62));
+
+        Assert.Equal("value", first[0].Value);
+        Assert.Same(first[0].Value, second[0].Value);
+        Assert.Same(first[0].Name, second[0].Name);
+        Assert.Equal(1, _rewriter.FieldsServed);
+    }
+
+    [Theory]
+    [InlineData("uppercase name")]
+    [InlineData("pseudo-header after a regular field")]
+    [InlineData("connection")]
+    [InlineData("te other than trailers")]
+    [InlineData("a value with a leading space")]
+    [InlineData("over the header count")]
+    public void A_block_Kestrel_may_reject_passes_unchanged(string what)
+    {
+        BlockWriter block = what switch
+        {
+            "uppercase name" => new BlockWriter().Request("GET", "/").Without("X-A", "1"),
+            "pseudo-header after a regular field" => new BlockWriter().Indexed(2).Without("x-a", "1").Indexed(4),
+            "connection" => new BlockWriter().Request("GET", "/").Without("x-a", "1").Without("connection", "close"),
+            "te other than trailers" => new BlockWriter().Request("GET", "/").Without("x-a", "1").Without("te", "gzip"),
+            "a value with a leading space" => new BlockWriter().Request("GET", "/").Without("x-a", " 1"),
+            _ => Enumerable.Range(0, 100).Aggregate(new BlockWriter().Request("GET", "/"), (b, i) => b.Without("x-a", "1")),
+        };
+
+        byte[] bytes = block.ToArray();
+        Assert.True(_decoder.Decode(bytes));
+        byte[] output = [];
+        Assert.Equal(0, _rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, _stream, ref output));
+        Assert.Null(_handoff.Take(_stream));
+    }
+
+    private (string[] Taken, string[] Kept) Rewrite(BlockWriter block)
+    {
+        TakenHeader[] lines = RewriteLines(block, out string[] kept);
+        return ([.. lines.Select(line => $"{line.Name}: {line.Value}")], kept);
+    }
+
+    private TakenHeader[] RewriteLines(BlockWriter block) => RewriteLines(block, out _);
+
+    private TakenHeader[] RewriteLines(BlockWriter block, out string[] kept)
+    {
+        byte[] bytes = block.ToArray();
+        Assert.True(_decoder.Decode(bytes));
+        byte[] output = [];
+        int stream = _stream;
+        _stream += 2;
+        int written = _rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, stream, ref output);
+        TakenHeader[] lines = _handoff.Take(stream) ?? [];
+        byte[] rest = written == 0 ? bytes : output[9..written];
+        Assert.Equal(rest.Length, (output.Length == 0 ? bytes.Length : (output[0] << 16) | (output[1] << 8) | output[2]));
+
+        // What stays decodes on its own: nothing taken changed the table.
+        var check = new HpackBlockDecoder(new HpackDynamicTable(4096), 32 * 1024);
+        kept = check.Decode(rest) ? [.. check.Fields.ToArray().Select(f => Encoding.ASCII.GetString(check.Name(rest, f)))] : ["(refers to the table)"];
+        return lines;
+    }
+
+    private static byte[] Header(int length) => [(byte)(length >> 16), (byte)(length >> 8), (byte)length, 0x1, 0x5, 0, 0, 0, 1];
+}
