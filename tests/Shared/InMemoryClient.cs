@@ -25,6 +25,9 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
     /// <summary>The server's features of the connection, where connection middleware publishes its own.</summary>
     public IFeatureCollection ServerFeatures { get; internal set; } = null!;
 
+    /// <summary>The server's id of the connection (<c>HttpContext.Connection.Id</c>), for an app that keeps a log per connection.</summary>
+    public string ConnectionId { get; internal set; } = "";
+
     /// <summary>Whether the server has finished reading the connection (it closed it).</summary>
     public bool ServerDone => _serverDone;
 
