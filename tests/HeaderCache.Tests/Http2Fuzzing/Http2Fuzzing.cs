@@ -178,9 +178,15 @@ internal static partial class Http2Fuzzing
 
             // Kestrel may close before the handlers of aborted streams have returned: their records are complete only then.
             DateTime deadline = DateTime.UtcNow + Deadline;
-            while (!log.AllDone && DateTime.UtcNow < deadline)
+            while (DateTime.UtcNow < deadline)
             {
-                await Task.Delay(1);
+                Task changed = log.ChangedAsync();
+                if (log.AllDone)
+                {
+                    break;
+                }
+
+                await WaitAsync(changed, deadline - DateTime.UtcNow);
             }
         }
         catch (TimeoutException)
@@ -247,32 +253,49 @@ internal static partial class Http2Fuzzing
                 return false;
             }
 
-            await Task.WhenAny(changed, Task.Delay(left));
+            if (!await WaitAsync(changed, left))
+            {
+                return false;
+            }
         }
 
-        for (int round = 0; !received.Closed; round++)
+        while (!received.Closed)
         {
+            // Both tasks before the look: a frame or a handler's step between the two wakes the wait.
+            Task frame = received.ChangedAsync();
+            Task handler = log.ChangedAsync();
             if (streams.All(stream => Settled(stream, received, log)))
             {
                 return true;
             }
 
-            if (DateTime.UtcNow > deadline)
+            TimeSpan left = deadline - DateTime.UtcNow;
+            if (left <= TimeSpan.Zero)
             {
                 return false;
             }
 
-            if (round < 50)
+            if (!await WaitAsync(Task.WhenAny(frame, handler), left))
             {
-                await Task.Yield();
-            }
-            else
-            {
-                await Task.Delay(1);
+                return false;
             }
         }
 
         return true;
+    }
+
+    // False if the time ran out (the timer goes with the wait, where Task.Delay's would live on).
+    private static async Task<bool> WaitAsync(Task task, TimeSpan timeout)
+    {
+        try
+        {
+            await task.WaitAsync(timeout > TimeSpan.Zero ? timeout : TimeSpan.Zero);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
     }
 
     private static bool Settled(ClientStream stream, Received received, ConnectionLog log)
@@ -537,7 +560,7 @@ internal sealed class Engagement
 }
 
 /// <summary>What the application saw on one stream, and whether its handler waits for body octets.</summary>
-internal sealed class StreamRecord(int stream)
+internal sealed class StreamRecord(int stream, Action changed)
 {
     private volatile bool _waiting;
     private volatile bool _done;
@@ -553,19 +576,31 @@ internal sealed class StreamRecord(int stream)
     public bool Waiting
     {
         get => _waiting;
-        set => _waiting = value;
+        set
+        {
+            _waiting = value;
+            changed();
+        }
     }
 
     /// <summary>Body octets the handler has read.</summary>
     public long Read
     {
         get => Interlocked.Read(ref _read);
-        set => Interlocked.Exchange(ref _read, value);
+        set
+        {
+            Interlocked.Exchange(ref _read, value);
+            changed();
+        }
     }
 
     public bool Done => _done;
 
-    public void Finish() => _done = true;
+    public void Finish()
+    {
+        _done = true;
+        changed();
+    }
 }
 
 /// <summary>The application's records of one connection.</summary>
@@ -573,12 +608,40 @@ internal sealed class ConnectionLog
 {
     private readonly ConcurrentDictionary<int, StreamRecord> _streams = new();
 
+    private readonly Lock _gate = new();
+    private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Completes at the next step of any handler (<see cref="Signal"/>).</summary>
+    public Task ChangedAsync()
+    {
+        lock (_gate)
+        {
+            return _changed.Task;
+        }
+    }
+
+    public void Signal()
+    {
+        TaskCompletionSource changed;
+        lock (_gate)
+        {
+            changed = _changed;
+            _changed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
+
+        changed.TrySetResult();
+    }
+
     /// <summary>Whether every handler that started has returned.</summary>
     public bool AllDone => _streams.Values.All(record => record.Done);
 
     public StreamRecord? Find(int stream) => _streams.GetValueOrDefault(stream);
 
-    public void Add(StreamRecord record) => _streams[record.Stream] = record;
+    public void Add(StreamRecord record)
+    {
+        _streams[record.Stream] = record;
+        Signal();
+    }
 
     public string Transcript()
     {
@@ -613,7 +676,7 @@ internal sealed class Http2FuzzApp
         }
 
         HttpRequest request = context.Request;
-        var record = new StreamRecord(context.Features.Get<IHttp2StreamIdFeature>()?.StreamId ?? -1);
+        var record = new StreamRecord(context.Features.Get<IHttp2StreamIdFeature>()?.StreamId ?? -1, log.Signal);
         var seen = new StringBuilder();
         seen.Append(request.Method).Append(' ').Append(request.Scheme).Append("://").Append(request.Host.Value).Append(request.PathBase.Value)
             .Append(request.Path.Value).Append(request.QueryString.Value).Append(' ').Append(request.Protocol);
