@@ -46,6 +46,13 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
         }
 
         TaskCompletionSource settled = _settled = Settled();
+
+        // The server may have finished between the check above and the new wait: it completed the wait before.
+        if (_serverDone)
+        {
+            settled.TrySetResult();
+        }
+
         await Output.WriteAsync(bytes);
         await settled.Task;
     }
@@ -54,6 +61,11 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
     public async Task CompleteAsync()
     {
         TaskCompletionSource settled = _settled = Settled();
+        if (_serverDone)
+        {
+            settled.TrySetResult();
+        }
+
         await Output.CompleteAsync();
         await settled.Task;
     }
