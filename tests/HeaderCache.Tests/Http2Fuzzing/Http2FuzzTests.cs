@@ -50,7 +50,7 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
 
         var engagement = new Engagement();
         var started = System.Diagnostics.Stopwatch.StartNew();
-        FuzzResult result = await servers.Fuzzer(engagement).RunAsync(seed, cases, deadline, Http2Fuzzing.InMemoryMix, parallel: 4, output.WriteLine);
+        FuzzResult result = await servers.Fuzzer(engagement).RunAsync(seed, cases, deadline, Http2Fuzzing.InMemoryMix, FuzzSettings.Get("HEADERCACHE_H2FUZZ_PARALLEL", 4), output.WriteLine);
         output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F1} s ({result.Cases / started.Elapsed.TotalSeconds:F0} cases/s); {engagement}");
         foreach (Divergence divergence in result.Divergences.Take(3))
         {
