@@ -25,6 +25,9 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
     /// <summary>The server's features of the connection, where connection middleware publishes its own.</summary>
     public IFeatureCollection ServerFeatures { get; internal set; } = null!;
 
+    /// <summary>The server's id of the connection (<c>HttpContext.Connection.Id</c>), for an app that keeps a log per connection.</summary>
+    public string ConnectionId { get; internal set; } = "";
+
     /// <summary>Whether the server has finished reading the connection (it closed it).</summary>
     public bool ServerDone => _serverDone;
 
@@ -43,6 +46,13 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
         }
 
         TaskCompletionSource settled = _settled = Settled();
+
+        // The server may have finished between the check above and the new wait: it completed the wait before.
+        if (_serverDone)
+        {
+            settled.TrySetResult();
+        }
+
         await Output.WriteAsync(bytes);
         await settled.Task;
     }
@@ -51,6 +61,11 @@ internal sealed class InMemoryClient(PipeReader input, PipeWriter output) : IDup
     public async Task CompleteAsync()
     {
         TaskCompletionSource settled = _settled = Settled();
+        if (_serverDone)
+        {
+            settled.TrySetResult();
+        }
+
         await Output.CompleteAsync();
         await settled.Task;
     }

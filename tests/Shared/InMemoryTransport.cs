@@ -24,6 +24,7 @@ internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectio
         var client = new InMemoryClient(toClient.Reader, toServer.Writer);
         var connection = new Connection(new DuplexPipe(new WatchedReader(toServer.Reader, client), toClient.Writer));
         client.ServerFeatures = connection.Features;
+        client.ConnectionId = connection.ConnectionId;
         if (!_accepts.Writer.TryWrite(connection))
         {
             throw new InvalidOperationException("The listener is closed.");

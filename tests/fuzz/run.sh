@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Long differential fuzz run: HeaderCache vs Kestrel alone, in process over in-memory transports, many seeds.
-# Usage: tests/fuzz/run.sh [minutes-per-seed] [cases-per-seed] [first-seed] [seeds]
+# Usage: tests/fuzz/run.sh [h2] [minutes-per-seed] [cases-per-seed] [first-seed] [seeds]
+#   HTTP/1.1 by default (InProcessFuzzTests); with "h2" first, the HTTP/2 fuzzer (Http2InProcessFuzzTests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+PREFIX=HEADERCACHE_FUZZ
+FILTER=InProcessFuzzTests.Generated
+if [[ "${1:-}" == "h2" ]]; then
+  shift
+  PREFIX=HEADERCACHE_H2FUZZ
+  FILTER=Http2InProcessFuzzTests.Generated_and_mutated
+fi
 MINUTES="${1:-10}"
 CASES="${2:-250000}"
 FIRST="${3:-1}"
 SEEDS="${4:-4}"
 dotnet build tests/HeaderCache.Tests -c Release -nologo -v q
 for ((seed = FIRST; seed < FIRST + SEEDS; seed++)); do
-  HEADERCACHE_FUZZ_SEED=$seed HEADERCACHE_FUZZ_CASES=$CASES HEADERCACHE_FUZZ_MINUTES=$MINUTES \
+  env "${PREFIX}_SEED=$seed" "${PREFIX}_CASES=$CASES" "${PREFIX}_MINUTES=$MINUTES" \
     dotnet test tests/HeaderCache.Tests -c Release --no-build \
-      --filter "FullyQualifiedName~InProcessFuzzTests" \
+      --filter "FullyQualifiedName~$FILTER" \
       --logger "console;verbosity=detailed" | grep -E "^ seed [0-9]+:|^ case |^ -- (on|alone) --|Passed!|Failed!" || true
 done

@@ -1,0 +1,40 @@
+using HeaderCache.H2Client;
+using HeaderCache.Tests.Fuzzing;
+
+namespace HeaderCache.Tests.Http2Fuzzing;
+
+/// <summary>
+/// Cases the HTTP/2 fuzzer found, kept as they were reduced. A HEADERS frame whose octets arrive in two reads (the
+/// frame header alone, or all but the block's last octets): against the first HTTP/2 reader (branch http2 at 4454f3d)
+/// Kestrel answered GOAWAY(last 0, INTERNAL_ERROR) and never saw the request, where alone it answers stream 1 and acks
+/// the PING.
+/// </summary>
+public sealed class Http2RegressionTests(Http2ServerPair servers) : IClassFixture<Http2ServerPair>
+{
+    [Theory]
+    [InlineData(0, false)]
+    [InlineData(1, false)]
+    [InlineData(3, false)]
+    [InlineData(6, false)]
+    [InlineData(10, false)]
+    [InlineData(3, true)]
+    [InlineData(10, true)]
+    public async Task A_headers_frame_split_across_reads_is_answered_as_on_Kestrel_alone(int octetsInSecondRead, bool authority)
+    {
+        var writer = new FrameWriter();
+        writer.Preface();
+        writer.Settings();
+        byte[] block = authority ? [0x82, 0x86, 0x84, 0x41, 0x01, 0x61] : [0x82, 0x86, 0x84];
+        writer.Headers(1, block, endStream: true, endHeaders: true);
+        int headersEnd = writer.Bytes.Count;
+        writer.Ping(Http2Fuzzing.SyncPing(0));
+        byte[] bytes = [.. writer.Bytes];
+        int[] pieces = octetsInSecondRead == 0 ? [bytes.Length] : [headersEnd - octetsInSecondRead, bytes.Length - headersEnd + octetsInSecondRead];
+
+        (string on, string alone) = await servers.Fuzzer(new Engagement()).ExchangeAsync(new FuzzCase(0, bytes, pieces, Idle: false));
+
+        Assert.Contains("stream 1:\n  HEADERS [:status: 200", alone, StringComparison.Ordinal);
+        Assert.Contains("PING ack 53594E4300000000", alone, StringComparison.Ordinal);
+        Assert.Equal(alone, on);
+    }
+}
