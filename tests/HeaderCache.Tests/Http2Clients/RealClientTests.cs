@@ -91,8 +91,6 @@ public sealed class Http2SocketPair : IAsyncLifetime
 /// </summary>
 public sealed class RealClientTests(Http2SocketPair servers, ITestOutputHelper output) : IClassFixture<Http2SocketPair>
 {
-    private const string EngagementSkip = "until the HTTP/2 reader lands (branch http2)";
-
     // Node 20's http2 module: one session, requests one after another, then six at a time, cookies as an array (crumbs).
     private const string NodeScript = """
         const http2 = require('http2');
@@ -191,7 +189,7 @@ public sealed class RealClientTests(Http2SocketPair servers, ITestOutputHelper o
         AssertSame(on, alone, expectedRequests: 5);
     }
 
-    [Fact(Skip = EngagementSkip)]
+    [Fact]
     public async Task Node_and_Python_connections_are_served_from_the_cache()
     {
         Assert.True(Hits(await Node(servers.On.Port)) > 0, "Node's connection served nothing from the cache");

@@ -68,7 +68,7 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
         Assert.Empty(result.Divergences);
     }
 
-    [Fact(Skip = "until the HTTP/2 reader lands (branch http2)")]
+    [Fact]
     public async Task Generated_connections_are_served_from_the_cache()
     {
         var engagement = new Engagement();
