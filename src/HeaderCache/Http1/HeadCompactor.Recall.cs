@@ -9,10 +9,11 @@ namespace HeaderCache.Http1;
 // (ReadLine) would leave them.
 internal sealed partial class HeadCompactor
 {
-    // A line the connection sent before is valid and of the same kind. False sends it the long way.
-    private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start)
+    // A line the connection sent before is valid and of the same kind. False sends it the long way. The memo already
+    // found the line it expected here (found >= 0), else it is searched for.
+    private bool TryRecall(ReadOnlySpan<byte> section, ReadOnlySpan<byte> content, int start, int found)
     {
-        int found = _memo?.Find(content) ?? -1;
+        found = found >= 0 ? found : _memo?.Find(content) ?? -1;
         if (found < 0)
         {
             return false;

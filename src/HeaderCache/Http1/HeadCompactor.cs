@@ -93,6 +93,7 @@ internal sealed partial class HeadCompactor : IDisposable
     public void Begin()
     {
         _queue.Discard();
+        _memo?.Begin();
         _scanned = _taken = _headerCount = 0;
         _sectionNames.Clear();
         _previous.Begin();
@@ -109,11 +110,17 @@ internal sealed partial class HeadCompactor : IDisposable
         {
             // The first CR or LF decides: a line ends at CRLF, Kestrel rejects a CR followed by anything but LF as soon
             // as that byte arrives, and it accepts a bare LF as a line end by default (such heads are left to it).
+            // A line the memo expects here ends where the remembered line does: no search.
             ReadOnlySpan<byte> rest = section[_scanned..];
-            int end = rest.IndexOfAny(CR, LF);
-            if (end < 0 || (end == rest.Length - 1 && rest[end] == CR))
+            int found = -1;
+            int end = _memo is null ? -1 : _memo.FindNext(rest, out found);
+            if (end < 0)
             {
-                return _scanned + rest.Length > limit ? PassThrough(PassThroughReason.OverLimit) : Outcome.NeedMore;
+                end = rest.IndexOfAny(CR, LF);
+                if (end < 0 || (end == rest.Length - 1 && rest[end] == CR))
+                {
+                    return _scanned + rest.Length > limit ? PassThrough(PassThroughReason.OverLimit) : Outcome.NeedMore;
+                }
             }
 
             int length = end + 2;
@@ -139,7 +146,7 @@ internal sealed partial class HeadCompactor : IDisposable
                 return PassThrough(PassThroughReason.OverLimit);
             }
 
-            PassThroughReason reason = TryRecall(section, rest[..end], start) ? PassThroughReason.None : ReadLine(section, rest[..end], start);
+            PassThroughReason reason = TryRecall(section, rest[..end], start, found) ? PassThroughReason.None : ReadLine(section, rest[..end], start);
             if (reason == PassThroughReason.None && _fields.ValuesDoNotRepeat)
             {
                 reason = PassThroughReason.ValuesDoNotRepeat;

@@ -18,8 +18,11 @@ namespace HeaderCache.Http1;
 /// <para>An accelerator over the caches, not a cache of its own: an entry says where the caches held the line's
 /// strings, and a line is served from it only while they still do, touching them as the lookups it saves would have;
 /// otherwise it goes the long way and is remembered again. Entries are replaced oldest first, but for those found since
-/// the hand last passed them (CLOCK's second chance).</para></remarks>
-internal sealed class LineMemo
+/// the hand last passed them (CLOCK's second chance).</para>
+/// <para>A client sends its lines in much the same order from head to head, so each entry also names the entries whose
+/// lines came after it (LineMemo.Followers.cs): the line expected next is found where the bytes are, without searching
+/// for its end, fingerprinting it or scanning the fingerprints.</para></remarks>
+internal sealed partial class LineMemo
 {
     // At most 64: the entries found and the candidates of a lookup are bits of one ulong.
     public const int Size = 64;
@@ -57,6 +60,9 @@ internal sealed class LineMemo
         public ushort Key;         // the name's TakenHeader.Key
         public byte History;       // where the resolver keeps the name's history of values (ValueAdmission)
 
+        // The entries whose lines came after this one, one a byte, the latest in the lowest (LineMemo.Followers.cs).
+        public uint Next;
+
         // Where the line's bytes are in _bytes, and how many (name, ": ", value).
         internal ushort Offset;
         internal ushort Length;
@@ -68,6 +74,7 @@ internal sealed class LineMemo
     {
         (_fingerprints, _entries, _bytes) = ([], [], []);
         (_used, _hand, _found, _foundSinceHand) = (0, 0, -1, 0);
+        (_previous, _first) = (-1, 0);
     }
 
     /// <summary>The entry whose line has exactly the bytes of <paramref name="line"/> (without CRLF), or -1.</summary>
@@ -78,11 +85,9 @@ internal sealed class LineMemo
         for (ulong candidates = Candidates(_fingerprint); candidates != 0; candidates &= candidates - 1)
         {
             int index = BitOperations.TrailingZeroCount(candidates);
-            ref readonly Entry entry = ref _entries[index];
-            if (entry.Name is not null && line.Length == entry.Length && EqualBytes(line, _bytes.AsSpan(entry.Offset, entry.Length)))
+            if (Matches(line, _entries[index]))
             {
-                _foundSinceHand |= 1UL << index;
-                _found = index;
+                Hit(index);
                 break;
             }
         }
@@ -90,9 +95,10 @@ internal sealed class LineMemo
         return _found;
     }
 
-    /// <summary>Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/>, with
-    /// <paramref name="entry"/>'s strings: in place of the entry found for it (whose strings the caches no longer held
-    /// there), else of the oldest. A line longer than <see cref="MaxLineLength"/>, or with no room left, is not.</summary>
+    /// <summary>Remembers <paramref name="line"/> (without CRLF), the line last given to <see cref="Find"/> or found by
+    /// <see cref="FindNext"/>, with <paramref name="entry"/>'s strings: in place of the entry found for it (whose strings
+    /// the caches no longer held there), else of the oldest. A line longer than <see cref="MaxLineLength"/>, or with no
+    /// room left, is not.</summary>
     public void Remember(in Entry entry, ReadOnlySpan<byte> line)
     {
         if (line.Length > MaxLineLength)
@@ -110,11 +116,11 @@ internal sealed class LineMemo
         int index = _found;
         if (index >= 0)
         {
-            // The same bytes: they stay where they are.
+            // The same bytes: they stay where they are, and so do the lines that came after them.
             ref Entry same = ref _entries[index];
-            (ushort offset, ushort length) = (same.Offset, same.Length);
+            (ushort offset, ushort length, uint next) = (same.Offset, same.Length, same.Next);
             same = entry;
-            (same.Offset, same.Length, same.NameLength) = (offset, length, (byte)entry.Name.Length);
+            (same.Offset, same.Length, same.Next, same.NameLength) = (offset, length, next, (byte)entry.Name.Length);
             _foundSinceHand &= ~(1UL << index);
             return;
         }
@@ -137,7 +143,8 @@ internal sealed class LineMemo
         line.CopyTo(_bytes.AsSpan(at));
         _fingerprints[index] = _fingerprint;
         added = entry;
-        (added.Offset, added.Length, added.NameLength) = ((ushort)at, (ushort)line.Length, (byte)entry.Name.Length);
+        (added.Offset, added.Length, added.Next, added.NameLength) = ((ushort)at, (ushort)line.Length, NoFollowers, (byte)entry.Name.Length);
+        Follow(index);
     }
 
     /// <summary>Whether a line whose name and trimmed value have these lengths is in the layout this remembers:
@@ -174,6 +181,10 @@ internal sealed class LineMemo
 
         return scalar;
     }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool Matches(ReadOnlySpan<byte> line, in Entry entry) =>
+        entry.Name is not null && line.Length == entry.Length && EqualBytes(line, _bytes.AsSpan(entry.Offset, entry.Length));
 
     // Lines are 16 to a few hundred bytes: a vector loop without SequenceEqual's call and its dispatch on the length.
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
