@@ -87,7 +87,8 @@ command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2;
 command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
 
 START_TIME=$(date +%s)
-# build_sample, start_sample, listening_port, tier_up: the same backend and helpers as benchmarks/wrk/compare.sh.
+# build_sample, start_sample, listening_port, tier_up, cleanup, cpu_ticks: the same backend and helpers as
+# benchmarks/wrk/compare.sh.
 # shellcheck source=benchmarks/wrk/modes.sh
 source "$WRK_DIR/modes.sh"
 
@@ -122,19 +123,12 @@ profile_file() { # profile -> its traffic file (replaces modes.sh's, which tier_
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks,backend_cpu_ticks,lines_served,lines_created,evictions_value,evictions_name" > "$RUNS_CSV"
 
-declare -A PID PORT
 BACKEND_PID=""
-cleanup() {
-  for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
-  for m in "${!PID[@]}"; do wait "${PID[$m]}" 2>/dev/null || true; done
-  PID=()
-}
 stop_all() {
   cleanup
   if [[ -n "$BACKEND_PID" ]]; then kill "$BACKEND_PID" 2>/dev/null || true; wait "$BACKEND_PID" 2>/dev/null || true; fi
 }
-trap stop_all EXIT
-trap 'exit 130' INT TERM
+on_exit stop_all
 
 start_gateway() { # mode round
   local log="$OUT/logs/gateway-$1-r$2.log" kestrel_only=false slots=()
@@ -157,10 +151,6 @@ stats() { # mode -> "allocated requests gen0 jit_us served created evictions_val
   ev=$(metric 'evictions\|value'); en=$(metric 'evictions\|name')
   sed -nE "s/.*\"allocatedBytes\":([0-9]+).*\"requests\":([0-9]+).*\"gen0\":([0-9]+).*/\\1 \\2 \\3/p" <<<"$json" | grep . \
     | sed "s/\$/ ${jit:-0} ${served:-0} ${created:-0} ${ev:-0} ${en:-0}/"
-}
-
-cpu_ticks() { # pid -> "utime+stime utime" in clock ticks
-  awk '{ print $14 + $15, $14 }' "/proc/$1/stat"
 }
 
 run_wrk() { # mode profile seconds outfile

@@ -170,18 +170,7 @@ for p in $PROFILES; do write_args "$p"; done
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks,streams,transport" > "$RUNS_CSV"
 
-declare -A PID PORT
-cleanup() {
-  for m in "${!PID[@]}"; do
-    kill "${PID[$m]}" 2>/dev/null || true
-  done
-  for m in "${!PID[@]}"; do
-    wait "${PID[$m]}" 2>/dev/null || true
-  done
-  PID=()
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 start_server() { # mode round
   # shellcheck disable=SC2086
@@ -189,16 +178,8 @@ start_server() { # mode round
   PID[$1]=$SAMPLE_PID
 }
 
-wait_server() { # mode round: the port the server logged (modes.sh's listening_port knows only http://, --tls is https)
-  local log="$OUT/logs/server-$1-r$2.log" port=""
-  for _ in $(seq 300); do
-    port=$(grep -oE "Now listening on: $SCHEME://127\.0\.0\.1:[0-9]+" "$log" 2>/dev/null | head -1 | sed 's/.*://') || true
-    [[ -n "$port" ]] && break
-    kill -0 "${PID[$1]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  [[ -n "$port" ]] || { echo "server did not start; log $log:" >&2; cat "$log" >&2; exit 1; }
-  PORT[$1]=$port
+wait_server() { # mode round
+  PORT[$1]=$(listening_port "$OUT/logs/server-$1-r$2.log" "${PID[$1]}") || exit 1
   stats "$1" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
 }
 
@@ -206,10 +187,6 @@ stats() { # mode -> "allocated requests gen0 jit_us", read over HTTP/2 like the 
   local json
   json=$(curl -fsS "${CURL_H2[@]}" --max-time 10 "$SCHEME://127.0.0.1:${PORT[$1]}/stats") || return 1
   sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*"jitMicroseconds":([0-9]+).*/\1 \2 \3 \4/p' <<<"$json" | grep .
-}
-
-cpu_ticks() { # pid -> "utime+stime utime" in clock ticks (the user-mode part is where the modes differ; compare.sh)
-  awk '{ print $14 + $15, $14 }' "/proc/$1/stat"
 }
 
 h2load_args() { # profile port -> h2load's arguments for the profile: its -H lines, then its paths as URIs
@@ -249,8 +226,6 @@ percentiles() { # h2load log file -> "p50 p90 p99 max" of the requests' duration
     printf "%d %d %d %d\n", v[int((NR - 1) * 0.5) + 1], v[int((NR - 1) * 0.9) + 1], v[int((NR - 1) * 0.99) + 1], v[NR] }'
 }
 
-med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 SLICE_SECONDS=$(( DURATION / SLICES ))
 CLK_TCK=$(getconf CLK_TCK)
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
@@ -268,30 +243,17 @@ for round in $(seq "$ROUNDS"); do
     declare -A C=() U=() R=() A=() G=() N=() E=() J=() P50=() P90=() P99=() MAX=()
     for mode in "${ORDER[@]}"; do
       run_h2load "${PORT[$mode]}" "$profile" "$WARMUP" "$CONNECTIONS" "$OUT/logs/h2load-warmup-$profile-$mode-r$round.txt"
-      C[$mode]=0; U[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; J[$mode]=0
-      P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0
+      measure_reset "$mode"
     done
     for slice in $(seq "$SLICES"); do
       for mode in "${ORDER[@]}"; do
-        s0=$(stats "$mode"); s1=$(stats "$mode")
-        read -r a0 _ _ _ <<<"$s0"
-        read -r a1 r1 g1 j1 <<<"$s1"
-        stats_cost=$((a1 - a0))            # bytes one /stats request (its connection included) allocates
-        read -r c1 u1 <<<"$(cpu_ticks "${PID[$mode]}")"
+        measure_start "$mode"
         out="$OUT/logs/h2load-$profile-$mode-r$round-s$slice.txt"
         run_h2load "${PORT[$mode]}" "$profile" "$SLICE_SECONDS" "$CONNECTIONS" "$out" "$out.log"
-        read -r c2 u2 <<<"$(cpu_ticks "${PID[$mode]}")"
-        s2=$(stats "$mode")
-        read -r a2 r2 g2 j2 <<<"$s2"
+        measure_end "$mode"
         # Errors: requests h2load counted failed or timed out, and answers other than 2xx/3xx.
         E[$mode]=$(( E[$mode] + $(h2_field "$out" '^requests: .* ([0-9]+) failed.*') + $(h2_field "$out" '^requests: .* ([0-9]+) timeout.*') \
           + $(h2_field "$out" '^status codes: .* ([0-9]+) 4xx.*') + $(h2_field "$out" '^status codes: .* ([0-9]+) 5xx.*') ))
-        R[$mode]=$(( R[$mode] + r2 - r1 - 1 ))   # the second /stats request itself is counted in r2
-        A[$mode]=$(( A[$mode] + a2 - a1 - stats_cost ))
-        G[$mode]=$(( G[$mode] + g2 - g1 ))
-        J[$mode]=$(( J[$mode] + j2 - j1 ))
-        C[$mode]=$(( C[$mode] + c2 - c1 ))
-        U[$mode]=$(( U[$mode] + u2 - u1 ))
         N[$mode]=$(( N[$mode] + $(h2_field "$out" '^requests: .* ([0-9]+) succeeded.*') ))
         read -r p50 p90 p99 max <<<"$(percentiles "$out.log")"
         rm -f "$out.log"   # a line per request: the percentiles are all that is kept

@@ -154,18 +154,7 @@ fi
 RUNS_CSV="$OUT/runs.csv"
 echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks" > "$RUNS_CSV"
 
-declare -A PID PORT
-cleanup() {
-  for m in "${!PID[@]}"; do
-    kill "${PID[$m]}" 2>/dev/null || true
-  done
-  for m in "${!PID[@]}"; do
-    wait "${PID[$m]}" 2>/dev/null || true
-  done
-  PID=()
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 start_server() { # mode round
   local checkout="$REPO"
@@ -185,11 +174,6 @@ stats() { # mode -> "allocated requests gen0 jit_us"; jit_us is 0 from a sample 
   json=$(curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats") || return 1
   jit=$(sed -nE 's/.*"jitMicroseconds":([0-9]+).*/\1/p' <<<"$json")
   sed -nE "s/.*\"allocatedBytes\":([0-9]+).*\"requests\":([0-9]+).*\"gen0\":([0-9]+).*/\\1 \\2 \\3 ${jit:-0}/p" <<<"$json" | grep .
-}
-
-cpu_ticks() { # pid -> "utime+stime utime" in clock ticks: the modes make the same system calls a request, and the
-  # kernel's part, two thirds of a request here, swings most from run to run; their own work differs in user mode
-  awk '{ print $14 + $15, $14 }' "/proc/$1/stat"
 }
 
 run_wrk() { # mode profile seconds outfile
@@ -228,29 +212,17 @@ for round in $(seq "$ROUNDS"); do
     declare -A C=() U=() R=() A=() G=() N=() E=() P50=() P99=() RPS=() P90=() MAX=() J=()
     for mode in "${ORDER[@]}"; do
       run_wrk "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt"
-      C[$mode]=0; R[$mode]=0; A[$mode]=0; G[$mode]=0; N[$mode]=0; E[$mode]=0; P50[$mode]=""; P90[$mode]=""; P99[$mode]=""; MAX[$mode]=0; J[$mode]=0; U[$mode]=0
+      measure_reset "$mode"
     done
     for slice in $(seq "$SLICES"); do
       for mode in "${ORDER[@]}"; do
-        s0=$(stats "$mode"); s1=$(stats "$mode")
-        read -r a0 _ _ <<<"$s0"
-        read -r a1 r1 g1 j1 <<<"$s1"
-        stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
-        read -r c1 u1 <<<"$(cpu_ticks "${PID[$mode]}")"
+        measure_start "$mode"
         wrk_out="$OUT/logs/wrk-$profile-$mode-r$round-s$slice.txt"
         run_wrk "$mode" "$profile" "$SLICE_SECONDS" "$wrk_out"
-        read -r c2 u2 <<<"$(cpu_ticks "${PID[$mode]}")"
-        s2=$(stats "$mode")
-        read -r a2 r2 g2 j2 <<<"$s2"
+        measure_end "$mode"
         line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
         field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
         E[$mode]=$(( E[$mode] + $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
-        R[$mode]=$(( R[$mode] + r2 - r1 - 1 ))   # the second /stats request itself is counted in r2
-        A[$mode]=$(( A[$mode] + a2 - a1 - stats_cost ))
-        G[$mode]=$(( G[$mode] + g2 - g1 ))
-        J[$mode]=$(( J[$mode] + j2 - j1 ))
-        C[$mode]=$(( C[$mode] + c2 - c1 ))
-        U[$mode]=$(( U[$mode] + u2 - u1 ))
         N[$mode]=$(( N[$mode] + $(field requests) ))
         P50[$mode]+="$(field p50_us) "; P90[$mode]+="$(field p90_us) "; P99[$mode]+="$(field p99_us) "
         MAX[$mode]=$(( MAX[$mode] > $(field max_us) ? MAX[$mode] : $(field max_us) ))
@@ -258,7 +230,6 @@ for round in $(seq "$ROUNDS"); do
     done
     for mode in "${ORDER[@]}"; do
       # Latency percentiles of a sliced round: the median of its slices' percentiles.
-      med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
       rps=$(awk -v n="${N[$mode]}" -v d="$DURATION" 'BEGIN { printf "%.2f", n / d }')
       echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,${N[$mode]},$rps,$(med "${P50[$mode]}"),$(med "${P90[$mode]}"),$(med "${P99[$mode]}"),${MAX[$mode]},${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,${E[$mode]},${J[$mode]},${U[$mode]}" >> "$RUNS_CSV"
       printf '   round %d %-11s %-18s %9.0f req/s  p99 %6.2f ms  %7d B/req  errors %d\n' "$round" "$profile" "$mode" \

@@ -21,6 +21,61 @@ build_sample() { # checkout: Release, into its artifacts/wrk (isolated from othe
     | grep -E "error|Warn|Elapsed" || true
 }
 
+# The servers a script started, by mode, and their ports. cleanup stops them: at the end of every round, and on exit
+# (on_exit).
+declare -A PID PORT
+cleanup() {
+  for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
+  for m in "${!PID[@]}"; do wait "${PID[$m]}" 2>/dev/null || true; done
+  PID=()
+}
+
+on_exit() { # command: runs when the script exits, an interrupt or TERM included (they exit with 130)
+  # shellcheck disable=SC2064
+  trap "$1" EXIT
+  trap 'exit 130' INT TERM
+}
+
+cpu_ticks() { # pid -> "utime+stime utime" in clock ticks: the modes make the same system calls a request, and the
+  # kernel's part, two thirds of a request here, swings most from run to run; their own work differs in user mode
+  awk '{ print $14 + $15, $14 }' "/proc/$1/stat"
+}
+
+med() { # "n n n ..." -> their median (the lower middle one of an even count)
+  tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# A mode's totals over a round's measured runs (slices), in the caller's associative arrays: C U CPU ticks (all, user),
+# R requests and A bytes allocated by the server (from /stats), G gen0 collections, J JIT microseconds; N the client's
+# requests, E its errors, P50 P90 P99 its latency percentiles per slice, MAX the highest latency.
+measure_reset() { # mode
+  C[$1]=0; U[$1]=0; R[$1]=0; A[$1]=0; G[$1]=0; J[$1]=0; N[$1]=0; E[$1]=0
+  P50[$1]=""; P90[$1]=""; P99[$1]=""; MAX[$1]=0
+}
+
+measure_start() { # mode: before a measured run, the server's /stats (the caller's stats: "allocated requests gen0
+  # jit_us ...") and CPU ticks; /stats is read twice, back to back, for what one /stats request allocates
+  local s0 s1 a0
+  s0=$(stats "$1"); s1=$(stats "$1")
+  read -r a0 _ <<<"$s0"
+  read -r M_A1 M_R1 M_G1 M_J1 _ <<<"$s1"
+  M_STATS_COST=$((M_A1 - a0))
+  read -r M_C1 M_U1 <<<"$(cpu_ticks "${PID[$1]}")"
+}
+
+measure_end() { # mode: after the run, adds what the server spent on it to the mode's totals
+  local s2 a2 r2 g2 j2 c2 u2
+  read -r c2 u2 <<<"$(cpu_ticks "${PID[$1]}")"
+  s2=$(stats "$1")
+  read -r a2 r2 g2 j2 _ <<<"$s2"
+  R[$1]=$(( R[$1] + r2 - M_R1 - 1 ))   # the second /stats request itself is counted in r2
+  A[$1]=$(( A[$1] + a2 - M_A1 - M_STATS_COST ))
+  G[$1]=$(( G[$1] + g2 - M_G1 ))
+  J[$1]=$(( J[$1] + j2 - M_J1 ))
+  C[$1]=$(( C[$1] + c2 - M_C1 ))
+  U[$1]=$(( U[$1] + u2 - M_U1 ))
+}
+
 start_sample() { # checkout mode log [env assignment...]: starts the sample built from checkout in mode, on a port of its
   # choosing, in the background, with the caller's environment assignments and LARGE_PAGES_ENV; its pid in SAMPLE_PID
   # and its port, once it listens, from listening_port. SERVER_CPU, when set, is a command to run it under (taskset).
@@ -33,11 +88,11 @@ start_sample() { # checkout mode log [env assignment...]: starts the sample buil
   SAMPLE_PID=$!
 }
 
-listening_port() { # log pid -> the port the server logged; fails, with the log, when it exits or takes 30 s
+listening_port() { # log pid -> the port the server logged (http or https); fails, with the log, when it exits or takes 30 s
   local log=$1 pid=$2 port=""
   for _ in $(seq 300); do
     # The log may not exist yet: the shell that starts the server creates it.
-    port=$(grep -oE 'Now listening on: http://127\.0\.0\.1:[0-9]+' "$log" 2>/dev/null | head -1 | sed 's/.*://') || true
+    port=$(grep -oE 'Now listening on: https?://127\.0\.0\.1:[0-9]+' "$log" 2>/dev/null | head -1 | sed 's/.*://') || true
     [[ -n "$port" ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1

@@ -77,14 +77,7 @@ done
 OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)-profile-$PROFILE"
 mkdir -p "$OUT"
 APP_ENV="Sample__Echo=false"
-declare -A PID PORT
-cleanup() {
-  for m in "${!PID[@]}"; do kill "${PID[$m]}" 2>/dev/null || true; done
-  for m in "${!PID[@]}"; do wait "${PID[$m]}" 2>/dev/null || true; done
-  PID=()
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
 run_wrk() { # mode seconds outfile
   timeout $(($2 + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"$2s" --timeout 10s -s "$HERE/profile.lua" "http://127.0.0.1:${PORT[$1]}" \
@@ -110,12 +103,12 @@ for round in $(seq "$ROUNDS"); do
   done
   for mode in "${ORDER[@]}"; do
     data="$OUT/$mode-r$round.perf"
-    c1=$(awk '{ print $14 + $15 }' "/proc/${PID[$mode]}/stat")
+    read -r c1 _ <<<"$(cpu_ticks "${PID[$mode]}")"
     perf record -F 999 -e cpu-clock -p "${PID[$mode]}" -o "$data" -- sleep "$SECONDS_MEASURED" >/dev/null 2>&1 &
     sampler=$!
     run_wrk "$mode" "$SECONDS_MEASURED" "$OUT/wrk-$mode-r$round.txt"
     wait "$sampler"
-    c2=$(awk '{ print $14 + $15 }' "/proc/${PID[$mode]}/stat")
+    read -r c2 _ <<<"$(cpu_ticks "${PID[$mode]}")"
     requests=$(sed -nE 's/^WRK_RESULT requests=([0-9]+).*/\1/p' "$OUT/wrk-$mode-r$round.txt")
     echo "$mode,$round,$((c2 - c1)),$(getconf CLK_TCK),$requests,$(basename "$data")" >> "$OUT/runs.csv"
   done

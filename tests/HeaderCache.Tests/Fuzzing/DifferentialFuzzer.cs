@@ -27,7 +27,23 @@ internal sealed record FuzzProtocol(
 /// cases that end with the protocol's terminator, and of cases whose client pauses after every answered write, and how a
 /// case of a given length is cut into writes.
 /// </summary>
-internal sealed record FuzzMix(double Mutated, double Ended, double Idle, Func<int, Random, int[]> Cut);
+internal sealed record FuzzMix(double Mutated, double Ended, double Idle, Func<int, Random, int[]> Cut)
+{
+    /// <summary><paramref name="length"/> bytes cut into writes of 1 to <paramref name="maxPiece"/> bytes each, drawn
+    /// from <paramref name="random"/>: the pieces a <see cref="Cut"/> gives.</summary>
+    public static int[] Pieces(int length, Random random, int maxPiece)
+    {
+        var pieces = new List<int>();
+        for (int left = length; left > 0;)
+        {
+            int piece = Math.Min(left, random.Next(1, (int)Math.Min(maxPiece, int.MaxValue - 1L) + 1));
+            pieces.Add(piece);
+            left -= piece;
+        }
+
+        return [.. pieces];
+    }
+}
 
 /// <summary>A case the two servers answered differently, with everything needed to replay it.</summary>
 internal sealed record Divergence(int Seed, int Case, string Bytes, string Pieces, string On, string Alone)

@@ -32,7 +32,7 @@ internal static partial class Http1Fuzzing
     /// input in one write.
     /// </summary>
     public static FuzzMix InMemoryMix { get; } = new(Mutated: 0.5, Ended: 0.75, Idle: 0.25, (length, random) =>
-        Cut(length, random, random.Next(8) switch
+        FuzzMix.Pieces(length, random, random.Next(8) switch
         {
             0 when length <= 400 => 1,
             0 or 1 => 7,
@@ -48,7 +48,7 @@ internal static partial class Http1Fuzzing
     /// seconds). Pieces of up to 1 (3 for inputs over 600 bytes, which one byte per write makes slow), 7, 64 or 4096 bytes.
     /// </summary>
     public static FuzzMix SocketMix { get; } = new(Mutated: 0, Ended: 1, Idle: 0, (length, random) =>
-        Cut(length, random, random.Next(4) switch
+        FuzzMix.Pieces(length, random, random.Next(4) switch
         {
             0 => length > 600 ? 3 : 1,
             1 => 7,
@@ -66,19 +66,6 @@ internal static partial class Http1Fuzzing
     /// </summary>
     public static FuzzExchange InMemory(InMemoryKestrel server, IdlePauses pauses) =>
         fuzzCase => server.Connect().ExchangeAsync(fuzzCase.Bytes, fuzzCase.Pieces, fuzzCase.Idle ? pauses.PauseAsync : null);
-
-    private static int[] Cut(int length, Random random, int maxPiece)
-    {
-        var pieces = new List<int>();
-        for (int left = length; left > 0;)
-        {
-            int piece = Math.Min(left, random.Next(1, (int)Math.Min(maxPiece, int.MaxValue - 1L) + 1));
-            pieces.Add(piece);
-            left -= piece;
-        }
-
-        return [.. pieces];
-    }
 
     [GeneratedRegex("HTTP/1\\.1 (\\d{3}) ")]
     private static partial Regex StatusLine();

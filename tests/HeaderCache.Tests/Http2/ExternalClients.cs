@@ -1,82 +1,93 @@
 using System.Diagnostics;
-using System.Net;
+using System.Globalization;
 
 namespace HeaderCache.Tests.Http2;
 
-/// <summary>HTTP/2 clients outside .NET, run as processes: Node's <c>http2</c> module (HPACK with incremental indexing,
-/// so later requests refer to the dynamic table).</summary>
+/// <summary>
+/// HTTP/2 clients outside .NET, run as processes with their script inline (<c>node -e</c>, <c>python3 -c</c>, so that
+/// tests running at the same time share no file), and whether each runs here.
+/// </summary>
 internal static class ExternalClients
 {
-    // Sequential requests, then a burst of concurrent streams, on one session; prints what each answered, in request
-    // order, as JSON.
-    private const string NodeScript = """
-        const http2 = require('http2');
-        const port = process.argv[1];
-        const session = http2.connect('http://127.0.0.1:' + port);
-        function request(i) {
-          return new Promise((resolve, reject) => {
-            const headers = {
-              ':method': i % 5 === 4 ? 'POST' : 'GET', ':path': '/node/' + i + '?k=' + (i % 3), ':authority': 'localhost',
-              'user-agent': 'node-h2-test/1.0', 'accept': 'text/html,*/*;q=0.8', 'accept-language': 'en-GB,en;q=0.7',
-              'x-client-kind': 'node', 'x-toggle': 'v' + (i % 2), 'sec-fetch-site': 'same-origin',
-              'cookie': 'session=s' + (i % 2) + '; theme=dark', 'x-twice': ['one', 'two'],
-            };
-            const stream = session.request(headers);
-            let status = 0, body = '';
-            stream.on('response', h => { status = h[':status']; });
-            stream.setEncoding('utf8');
-            stream.on('data', d => { body += d; });
-            stream.on('end', () => resolve(status + '\n' + body));
-            stream.on('error', reject);
-            stream.end(i % 5 === 4 ? 'payload-' + i : undefined);
-          });
-        }
-        (async () => {
-          const answers = [];
-          for (let i = 0; i < 6; i++) answers.push(await request(i));
-          answers.push(...await Promise.all([6, 7, 8, 9, 10, 11, 12, 13].map(request)));
-          for (let i = 14; i < 18; i++) answers.push(await request(i));
-          session.close();
-          process.stdout.write(JSON.stringify(answers));
-        })().catch(e => { console.error(e); process.exit(1); });
-        """;
+    private static readonly Lazy<bool> NodeRuns = new(() => Runs("node", "--version"));
 
-    /// <summary>Whether <paramref name="tool"/> runs here.</summary>
-    public static bool Has(string tool)
+    // The first python3 that imports h2: Debian's python3-h2 lives with /usr/bin/python3, which another python3 on the
+    // PATH may hide.
+    private static readonly Lazy<string?> PythonH2 = new(() => Array.Find(["python3", "/usr/bin/python3"], python => Runs(python, "-c", "import h2")));
+
+    public static bool HasNode => NodeRuns.Value;
+
+    public static bool HasPythonH2 => PythonH2.Value is not null;
+
+    /// <summary>What Node printed running <paramref name="script"/>, the port its first argument (<c>process.argv[1]</c>).</summary>
+    public static Task<string> NodeAsync(string script, int port) => RunCheckedAsync("node", "-e", script, port.ToString(CultureInfo.InvariantCulture));
+
+    /// <summary>What a python3 with h2 printed running <paramref name="script"/>, the port its first argument (<c>sys.argv[1]</c>).</summary>
+    public static Task<string> PythonH2Async(string script, int port) =>
+        RunCheckedAsync(PythonH2.Value ?? throw new InvalidOperationException("no python3 with h2"), "-c", script, port.ToString(CultureInfo.InvariantCulture));
+
+    /// <summary>Runs <paramref name="file"/> to its end, or kills it after 30 s: its exit code and what it printed.</summary>
+    public static async Task<(int Exit, string Stdout, string Stderr)> RunAsync(string file, params string[] arguments)
+    {
+        using Process process = Process.Start(new ProcessStartInfo(file, arguments) { RedirectStandardOutput = true, RedirectStandardError = true })!;
+        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
+        Task<string> stderr = process.StandardError.ReadToEndAsync();
+        try
+        {
+            await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        catch (TimeoutException)
+        {
+            process.Kill(entireProcessTree: true);
+            throw;
+        }
+
+        return (process.ExitCode, await stdout, await stderr);
+    }
+
+    private static async Task<string> RunCheckedAsync(string file, params string[] arguments)
+    {
+        (int exit, string stdout, string stderr) = await RunAsync(file, arguments);
+        Assert.True(exit == 0, $"{file} exited with {exit}: {stderr}");
+        return stdout;
+    }
+
+    private static bool Runs(string file, params string[] arguments)
     {
         try
         {
-            using Process process = Process.Start(new ProcessStartInfo(tool, "--version") { RedirectStandardOutput = true, RedirectStandardError = true })!;
+            using Process process = Process.Start(new ProcessStartInfo(file, arguments) { RedirectStandardOutput = true, RedirectStandardError = true })!;
             process.WaitForExit(10_000);
-            return process.ExitCode == 0;
+            return process.HasExited && process.ExitCode == 0;
         }
         catch (System.ComponentModel.Win32Exception)
         {
+            // Not installed under that name.
             return false;
         }
     }
+}
 
-    /// <summary>Node's answers, one per request.</summary>
-    public static async Task<List<string>> NodeAsync(IPEndPoint endPoint)
+/// <summary>A fact that is skipped, saying why, where <c>node</c> does not run (xunit 2 decides skips before a test runs).</summary>
+internal sealed class NodeFactAttribute : FactAttribute
+{
+    public NodeFactAttribute()
     {
-        string output = await RunAsync("node", ["-e", NodeScript, endPoint.Port.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-        return System.Text.Json.JsonSerializer.Deserialize<List<string>>(output)!;
-    }
-
-    private static async Task<string> RunAsync(string tool, IEnumerable<string> arguments)
-    {
-        var start = new ProcessStartInfo(tool) { RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (string argument in arguments)
+        if (!ExternalClients.HasNode)
         {
-            start.ArgumentList.Add(argument);
+            Skip = "no node on the PATH here (Debian: apt-get install nodejs)";
         }
+    }
+}
 
-        using Process process = Process.Start(start)!;
-        using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        Task<string> output = process.StandardOutput.ReadToEndAsync(deadline.Token);
-        string error = await process.StandardError.ReadToEndAsync(deadline.Token);
-        await process.WaitForExitAsync(deadline.Token);
-        Assert.True(process.ExitCode == 0, $"{tool} exited with {process.ExitCode}: {error}");
-        return await output;
+/// <summary>A fact that is skipped, saying why, where no python3 can import h2.</summary>
+internal sealed class PythonH2FactAttribute : FactAttribute
+{
+    public PythonH2FactAttribute()
+    {
+        if (!ExternalClients.HasPythonH2)
+        {
+            Skip = "no python3 with the h2 package here (Debian: apt-get install python3-h2)";
+        }
     }
 }

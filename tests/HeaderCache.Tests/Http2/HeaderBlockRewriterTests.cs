@@ -1,5 +1,6 @@
 using System.Text;
 using HeaderCache.Fields;
+using HeaderCache.H2Client;
 using HeaderCache.Http1;
 using HeaderCache.Http2;
 using HeaderCache.Requests;
@@ -20,7 +21,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void Literals_without_indexing_are_taken_but_pseudo_headers_and_the_names_Kestrel_acts_on()
     {
-        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Without("user-agent", "ua").Without("x-a", "1")
+        (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("user-agent", "ua").Without("x-a", "1")
             .Without("host", "h").Without("content-length", "0").Without("x-b", "2"));
 
         Assert.Equal(["User-Agent: ua", "x-a: 1", "x-b: 2"], taken);
@@ -30,7 +31,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void One_other_name_that_changes_the_table_keeps_every_other_name_and_known_names_are_taken()
     {
-        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Without("x-a", "1").Incremental("x-b", "2")
+        (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("x-a", "1").Incremental("x-b", "2")
             .Without("accept", "*/*"));
 
         Assert.Equal(["Accept: */*"], taken);
@@ -40,8 +41,8 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_never_indexed_field_keeps_every_field_of_its_name()
     {
-        (string[] taken, string[] kept) = Rewrite(new BlockWriter().Request("GET", "/").Literal(0x10, 4, 23, "secret")
-            .Literal(0x00, 4, 23, "other").Without("accept", "*/*"));
+        (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "secret")
+            .Literal(FieldKind.WithoutIndexing, 23, "other").Without("accept", "*/*"));
 
         Assert.Equal(["Accept: */*"], taken);
         Assert.Equal([":method", ":scheme", ":path", ":authority", "authorization", "authorization"], kept);
@@ -50,8 +51,8 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void Cookie_crumbs_become_one_value_joined_as_Kestrel_joins_them()
     {
-        (string[] taken, _) = Rewrite(new BlockWriter().Request("GET", "/").Literal(0x00, 4, 32, "a=1").Without("x-a", "1")
-            .Literal(0x00, 4, 32, "b=2"));
+        (string[] taken, _) = Rewrite(new HeaderBlock().Request("GET", "/").Literal(FieldKind.WithoutIndexing, 32, "a=1").Without("x-a", "1")
+            .Literal(FieldKind.WithoutIndexing, 32, "b=2"));
 
         Assert.Equal(["Cookie: a=1; b=2", "x-a: 1"], taken);
     }
@@ -59,9 +60,9 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_reference_to_a_table_entry_gets_the_entrys_strings_every_time()
     {
-        Rewrite(new BlockWriter().Request("GET", "/").Incremental("x-entry", "value"));
-        TakenHeader[] first = RewriteLines(new BlockWriter().Request("GET", "/").Indexed(62));
-        TakenHeader[] second = RewriteLines(new BlockWriter().Request("GET", "/").Indexed(62));
+        Rewrite(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"));
+        TakenHeader[] first = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
+        TakenHeader[] second = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
 
         Assert.Equal("value", first[0].Value);
         Assert.Same(first[0].Value, second[0].Value);
@@ -78,14 +79,14 @@ public class HeaderBlockRewriterTests
     [InlineData("over the header count")]
     public void A_block_Kestrel_may_reject_passes_unchanged(string what)
     {
-        BlockWriter block = what switch
+        HeaderBlock block = what switch
         {
-            "uppercase name" => new BlockWriter().Request("GET", "/").Without("X-A", "1"),
-            "pseudo-header after a regular field" => new BlockWriter().Indexed(2).Without("x-a", "1").Indexed(4),
-            "connection" => new BlockWriter().Request("GET", "/").Without("x-a", "1").Without("connection", "close"),
-            "te other than trailers" => new BlockWriter().Request("GET", "/").Without("x-a", "1").Without("te", "gzip"),
-            "a value with a leading space" => new BlockWriter().Request("GET", "/").Without("x-a", " 1"),
-            _ => Enumerable.Range(0, 100).Aggregate(new BlockWriter().Request("GET", "/"), (b, i) => b.Without("x-a", "1")),
+            "uppercase name" => new HeaderBlock().Request("GET", "/").Without("X-A", "1"),
+            "pseudo-header after a regular field" => new HeaderBlock().Indexed(2).Without("x-a", "1").Indexed(4),
+            "connection" => new HeaderBlock().Request("GET", "/").Without("x-a", "1").Without("connection", "close"),
+            "te other than trailers" => new HeaderBlock().Request("GET", "/").Without("x-a", "1").Without("te", "gzip"),
+            "a value with a leading space" => new HeaderBlock().Request("GET", "/").Without("x-a", " 1"),
+            _ => Enumerable.Range(0, 100).Aggregate(new HeaderBlock().Request("GET", "/"), (b, i) => b.Without("x-a", "1")),
         };
 
         byte[] bytes = block.ToArray();
@@ -95,15 +96,15 @@ public class HeaderBlockRewriterTests
         Assert.Null(_handoff.Take(_stream));
     }
 
-    private (string[] Taken, string[] Kept) Rewrite(BlockWriter block)
+    private (string[] Taken, string[] Kept) Rewrite(HeaderBlock block)
     {
         TakenHeader[] lines = RewriteLines(block, out string[] kept);
         return ([.. lines.Select(line => $"{line.Name}: {line.Value}")], kept);
     }
 
-    private TakenHeader[] RewriteLines(BlockWriter block) => RewriteLines(block, out _);
+    private TakenHeader[] RewriteLines(HeaderBlock block) => RewriteLines(block, out _);
 
-    private TakenHeader[] RewriteLines(BlockWriter block, out string[] kept)
+    private TakenHeader[] RewriteLines(HeaderBlock block, out string[] kept)
     {
         byte[] bytes = block.ToArray();
         Assert.True(_decoder.Decode(bytes));

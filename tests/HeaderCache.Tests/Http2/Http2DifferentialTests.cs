@@ -109,22 +109,3 @@ public sealed class Http2DifferentialTests(Http2ServerPair servers)
         return $"{(int)response.StatusCode} {response.Content.Headers.ContentType}\n{body}";
     }
 }
-
-/// <summary>Node's HTTP/2 client against both servers.</summary>
-[Collection(Http2ServerPairGroup.Name)]
-public sealed class Http2RealClientTests(Http2ServerPair servers)
-{
-    [Fact]
-    public async Task Node_with_incremental_indexing_gets_dynamic_table_hits()
-    {
-        if (!ExternalClients.Has("node"))
-        {
-            return;
-        }
-
-        List<string> transcript = await Edge.AssertSameAsync(servers.On, servers.Alone, ExternalClients.NodeAsync);
-        Assert.Equal(18, transcript.Count);
-        Assert.All(transcript, answer => Assert.StartsWith("200\n", answer, StringComparison.Ordinal));
-        Assert.Contains("\nx-twice: one\nx-twice: two\n", transcript[^1], StringComparison.Ordinal);
-    }
-}

@@ -1,4 +1,5 @@
 using System.Net;
+using HeaderCache.H2Client;
 using HeaderCache.Tests.Integration;
 
 namespace HeaderCache.Tests.Http2;
@@ -9,9 +10,6 @@ namespace HeaderCache.Tests.Http2;
 [Collection(Http2ServerPairGroup.Name)]
 public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
 {
-    private const byte Whole = RawHttp2.EndHeaders | RawHttp2.EndStream;
-    private const byte Padded = 0x8;
-
     public static TheoryData<string> Scenarios => new()
     {
         "padded block that adds to the table",
@@ -34,25 +32,25 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
 
     private static async Task<List<string>> RunAsync(IPEndPoint endPoint, string scenario)
     {
-        await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
+        await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
         var transcript = new List<string>();
 
         // Two requests the cache serves the second of.
         for (int stream = 1; stream <= 3; stream += 2)
         {
-            await client.SendAsync(RawHttp2.Frame(RawHttp2.Headers, Whole, stream, Plain("/warm").ToArray()));
-            transcript.AddRange(await client.ReadUntilAsync(t => Ended(t, stream)));
+            await client.SendAsync(Http2FrameTests.Whole(stream, Plain("/warm")));
+            transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, stream)));
         }
 
-        (byte[][] frames, int last) = Frames(scenario);
+        (FrameWriter frames, int last) = Frames(scenario);
         await client.SendAsync(frames);
         if (scenario == "client ends mid-frame")
         {
-            await client.ShutdownSendAsync();
+            client.ShutdownSend();
         }
 
         // Streams sent together answer in any order: wait for all, and sort what they answered.
-        List<string> rest = await client.ReadUntilAsync(t => Enumerable.Range(5, last - 4).Where(s => s % 2 == 1).All(s => Ended(t, s)));
+        List<string> rest = await client.ReadUntilAsync(t => Enumerable.Range(5, last - 4).Where(s => s % 2 == 1).All(s => Http2FrameTests.EndsStream(t, s)));
         rest.Sort(StringComparer.Ordinal);
         if (scenario == "client ends mid-frame")
         {
@@ -65,59 +63,69 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
     }
 
     // The scenario's frames from stream 5 on, and the last stream: the exchange ends when all have (or the connection).
-    private static (byte[][] Frames, int Last) Frames(string scenario)
+    private static (FrameWriter Frames, int Last) Frames(string scenario)
     {
+        var frames = new FrameWriter();
         switch (scenario)
         {
             case "padded block that adds to the table":
-                byte[] block = Plain("/padded").Incremental("x-added", "by-padded").ToArray();
-                return ([
-                    RawHttp2.Frame(RawHttp2.Headers, Whole | Padded, 5, [3, .. block, 0, 0, 0]),
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 7, Plain("/after").Indexed(62).ToArray()),
-                ], 7);
+                frames.Headers(5, Plain("/padded").Incremental("x-added", "by-padded").ToArray(), endStream: true, endHeaders: true, padding: 3);
+                Whole(frames, 7, Plain("/after").Indexed(62));
+                return (frames, 7);
 
             case "trailers that add to the table":
-                return ([
-                    RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders, 5, new BlockWriter().Request("POST", "/trailers").Without("x-mine", "warm").ToArray()),
-                    RawHttp2.Frame(RawHttp2.Data, 0, 5, "body"u8.ToArray()),
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 5, new BlockWriter().Incremental("x-trailer", "t1").ToArray()),
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 7, Plain("/after").Indexed(62).ToArray()),
-                ], 7);
+                frames.Headers(5, new HeaderBlock().Request("POST", "/trailers").Without("x-mine", "warm").ToArray(), endStream: false, endHeaders: true);
+                frames.Data(5, "body"u8, endStream: false);
+                Whole(frames, 5, new HeaderBlock().Incremental("x-trailer", "t1"));
+                Whole(frames, 7, Plain("/after").Indexed(62));
+                return (frames, 7);
 
             case "never-indexed field keeps its name in the frame":
-                return ([
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 5, Plain("/never").Literal(0x10, 4, 0, "secret", "x-token").Without("x-token", "plain").ToArray()),
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 7, Plain("/after").Literal(0x10, 4, 23, "Bearer a").ToArray()),
-                ], 7);
+                Whole(frames, 5, Plain("/never").Literal(FieldKind.NeverIndexed, 0, "secret", "x-token").Without("x-token", "plain"));
+                Whole(frames, 7, Plain("/after").Literal(FieldKind.NeverIndexed, 23, "Bearer a"));
+                return (frames, 7);
 
             case "size update to zero then a fresh table":
-                return ([
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 5, [0x20, .. Plain("/zero").Incremental("x-new", "one").ToArray()]),
-                    RawHttp2.Frame(RawHttp2.Headers, Whole, 7, [0x3f, 0xe1, 0x1f, .. Plain("/grown").Incremental("x-new", "two").Indexed(62).ToArray()]),
-                ], 7);
+                Whole(frames, 5, Plain("/zero", sizeUpdate: 0).Incremental("x-new", "one"));
+                Whole(frames, 7, Plain("/grown", sizeUpdate: 4096).Incremental("x-new", "two").Indexed(62));
+                return (frames, 7);
 
             case "index beyond the table":
-                return ([RawHttp2.Frame(RawHttp2.Headers, Whole, 5, Plain("/beyond").Indexed(70).ToArray())], 5);
+                Whole(frames, 5, Plain("/beyond").Indexed(70));
+                return (frames, 5);
 
             case "frame over MaxFrameSize":
-                return ([RawHttp2.Frame(RawHttp2.Headers, Whole, 5, Plain("/big").Without("x-big", new string('b', 17000)).ToArray())], 5);
+                Whole(frames, 5, Plain("/big").Without("x-big", new string('b', 17000)));
+                return (frames, 5);
 
             case "uppercase name":
-                return ([RawHttp2.Frame(RawHttp2.Headers, Whole, 5, Plain("/upper").Without("X-Upper", "u").ToArray())], 5);
+                Whole(frames, 5, Plain("/upper").Without("X-Upper", "u"));
+                return (frames, 5);
 
             case "pseudo-header after a regular field":
-                return ([RawHttp2.Frame(RawHttp2.Headers, Whole, 5, new BlockWriter().Indexed(2).Indexed(6).Without("x-mine", "warm").Literal(0x00, 4, 4, "/late").Literal(0x00, 4, 1, "localhost").ToArray())], 5);
+                Whole(frames, 5, new HeaderBlock().Indexed(2).Indexed(6).Without("x-mine", "warm").Literal(FieldKind.WithoutIndexing, 4, "/late")
+                    .Literal(FieldKind.WithoutIndexing, 1, "localhost"));
+                return (frames, 5);
 
             default:
-                byte[] cut = RawHttp2.Frame(RawHttp2.Headers, Whole, 5, Plain("/cut").ToArray());
-                return ([cut[..^3]], 5);
+                // The frame's header declares the whole block; its last 3 octets never come.
+                byte[] cut = Plain("/cut").ToArray();
+                frames.Frame(FrameType.Headers, FrameFlags.EndHeaders | FrameFlags.EndStream, 5, cut.AsSpan(..^3), declaredLength: cut.Length);
+                return (frames, 5);
         }
     }
 
-    private static BlockWriter Plain(string path) =>
-        new BlockWriter().Request("GET", path).Without("x-mine", "warm").Without("accept-language", "en").Indexed(16);
+    private static void Whole(FrameWriter frames, int stream, HeaderBlock block) =>
+        frames.Headers(stream, block.ToArray(), endStream: true, endHeaders: true);
 
-    private static bool Ended(List<string> transcript, int stream) =>
-        transcript.Exists(line => line.StartsWith($"DATA {stream} 1", StringComparison.Ordinal) || line.StartsWith($"RST_STREAM {stream} ", StringComparison.Ordinal)
-            || line.StartsWith("GOAWAY", StringComparison.Ordinal) || line == "closed");
+    private static HeaderBlock Plain(string path, int? sizeUpdate = null)
+    {
+        var block = new HeaderBlock();
+        if (sizeUpdate is { } size)
+        {
+            block.SizeUpdate(size);
+        }
+
+        return block.Request("GET", path).Without("x-mine", "warm").Without("accept-language", "en").Indexed(16);
+    }
 }

@@ -1,4 +1,5 @@
 using System.Net;
+using HeaderCache.H2Client;
 using HeaderCache.Tests.Integration;
 
 namespace HeaderCache.Tests.Http2;
@@ -8,23 +9,21 @@ namespace HeaderCache.Tests.Http2;
 [Collection(Http2ServerPairGroup.Name)]
 public sealed class Http2FrameTests(Http2ServerPair servers)
 {
-    private const byte Whole = RawHttp2.EndHeaders | RawHttp2.EndStream;
-
     [Fact]
     public async Task Cookie_crumbs_indexed_or_literal_are_joined_as_Kestrel_joins_them()
     {
         List<string> transcript = await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
         {
-            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
+            await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
 
             // The first request adds its crumbs and a name of its own to the table; the later ones refer to them.
-            byte[] first = new BlockWriter().Request("GET", "/crumbs/1").Literal(0x40, 6, 32, "a=1").Literal(0x40, 6, 32, "b=2")
-                .Incremental("x-seen", "first").Without("x-plain", "p").ToArray();
+            HeaderBlock first = new HeaderBlock().Request("GET", "/crumbs/1").Literal(FieldKind.IncrementalIndexing, 32, "a=1")
+                .Literal(FieldKind.IncrementalIndexing, 32, "b=2").Incremental("x-seen", "first").Without("x-plain", "p");
             var transcript = await ExchangeAsync(client, 1, first);
             for (int stream = 3; stream <= 7; stream += 2)
             {
-                byte[] later = new BlockWriter().Request("GET", $"/crumbs/{stream}").Indexed(64).Without("x-plain", "p").Indexed(63)
-                    .Literal(0x00, 4, 32, "c=3").Indexed(62).Indexed(16).ToArray();
+                HeaderBlock later = new HeaderBlock().Request("GET", $"/crumbs/{stream}").Indexed(64).Without("x-plain", "p").Indexed(63)
+                    .Literal(FieldKind.WithoutIndexing, 32, "c=3").Indexed(62).Indexed(16);
                 transcript.AddRange(await ExchangeAsync(client, stream, later));
             }
 
@@ -40,17 +39,18 @@ public sealed class Http2FrameTests(Http2ServerPair servers)
     {
         await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
         {
-            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
-            byte[] block = new BlockWriter().Request("GET", "/continued").Incremental("x-cont", "one").Incremental("x-cont-two", "two")
+            await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
+            byte[] block = new HeaderBlock().Request("GET", "/continued").Incremental("x-cont", "one").Incremental("x-cont-two", "two")
                 .Without("x-plain", "p").ToArray();
             int cut = block.Length / 2;
-            await client.SendAsync(
-                RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndStream, 1, block[..cut]),
-                RawHttp2.Frame(RawHttp2.Continuation, RawHttp2.EndHeaders, 1, block[cut..]));
+            var frames = new FrameWriter();
+            frames.Headers(1, block.AsSpan(..cut), endStream: true, endHeaders: false);
+            frames.Continuation(1, block.AsSpan(cut..), endHeaders: true);
+            await client.SendAsync(frames);
             List<string> transcript = await client.ReadUntilAsync(t => EndsStream(t, 1));
             for (int stream = 3; stream <= 5; stream += 2)
             {
-                byte[] later = new BlockWriter().Request("GET", "/continued/" + stream).Indexed(63).Indexed(62).Without("x-plain", "p").ToArray();
+                HeaderBlock later = new HeaderBlock().Request("GET", "/continued/" + stream).Indexed(63).Indexed(62).Without("x-plain", "p");
                 transcript.AddRange(await ExchangeAsync(client, stream, later));
             }
 
@@ -66,17 +66,17 @@ public sealed class Http2FrameTests(Http2ServerPair servers)
 
     internal static async Task<List<string>> ResetScenarioAsync(IPEndPoint endPoint)
     {
-        await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
-        var transcript = await ExchangeAsync(client, 1, new BlockWriter().Request("GET", "/warm").Without("x-mine", "warm").ToArray());
-        transcript.AddRange(await ExchangeAsync(client, 3, new BlockWriter().Request("GET", "/warm").Without("x-mine", "warm").ToArray()));
+        await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
+        var transcript = await ExchangeAsync(client, 1, new HeaderBlock().Request("GET", "/warm").Without("x-mine", "warm"));
+        transcript.AddRange(await ExchangeAsync(client, 3, new HeaderBlock().Request("GET", "/warm").Without("x-mine", "warm")));
 
         // Stream 5 opens, with a body still to come, and is reset in the same write as stream 7 opens.
-        byte[] reset = new BlockWriter().Request("POST", "/reset").Literal(0x00, 4, 28, "5").Without("x-mine", "reset-stream").ToArray();
-        byte[] next = new BlockWriter().Request("GET", "/next").Without("x-mine", "next-stream").ToArray();
-        await client.SendAsync(
-            RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders, 5, reset),
-            RawHttp2.Rst(5, 8),
-            RawHttp2.Frame(RawHttp2.Headers, Whole, 7, next));
+        var frames = new FrameWriter();
+        frames.Headers(5, new HeaderBlock().Request("POST", "/reset").Literal(FieldKind.WithoutIndexing, 28, "5").Without("x-mine", "reset-stream").ToArray(),
+            endStream: false, endHeaders: true);
+        frames.RstStream(5, 8);
+        frames.Headers(7, new HeaderBlock().Request("GET", "/next").Without("x-mine", "next-stream").ToArray(), endStream: true, endHeaders: true);
+        await client.SendAsync(frames);
         List<string> rest = await client.ReadUntilAsync(t => EndsStream(t, 7));
 
         // Whether Kestrel answered stream 5 before it saw the reset is a race, with or without HeaderCache.
@@ -89,24 +89,24 @@ public sealed class Http2FrameTests(Http2ServerPair servers)
     {
         await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
         {
-            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
-            var open = new List<byte[]>();
+            await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
+            var open = new FrameWriter();
             for (int stream = 1; stream <= 201; stream += 2)
             {
-                byte[] block = new BlockWriter().Request("POST", $"/open/{stream}").Without("x-stream", stream.ToString(System.Globalization.CultureInfo.InvariantCulture))
+                byte[] block = new HeaderBlock().Request("POST", $"/open/{stream}").Without("x-stream", stream.ToString(System.Globalization.CultureInfo.InvariantCulture))
                     .Without("x-common", "same").ToArray();
-                open.Add(RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders, stream, block));
+                open.Headers(stream, block, endStream: false, endHeaders: true);
             }
 
-            await client.SendAsync([.. open]);
+            await client.SendAsync(open);
             List<string> transcript = await client.ReadUntilAsync(t => t.Contains("RST_STREAM 201 7"));
-            var ends = new List<byte[]>();
+            var ends = new FrameWriter();
             for (int stream = 1; stream <= 199; stream += 2)
             {
-                ends.Add(RawHttp2.Frame(RawHttp2.Data, RawHttp2.EndStream, stream, "body"u8.ToArray()));
+                ends.Data(stream, "body"u8, endStream: true);
             }
 
-            await client.SendAsync([.. ends]);
+            await client.SendAsync(ends);
             transcript.AddRange(await client.ReadUntilAsync(t => t.Count(line => line.StartsWith("DATA ", StringComparison.Ordinal) && line.Split(' ')[2] == "1") == 100));
 
             // Concurrent streams answer in any order.
@@ -120,30 +120,40 @@ public sealed class Http2FrameTests(Http2ServerPair servers)
     {
         await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
         {
-            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
-            var transcript = await ExchangeAsync(client, 1, new BlockWriter().Request("GET", "/a").Without("x-mine", "a").ToArray());
-            transcript.AddRange(await ExchangeAsync(client, 3, new BlockWriter().Request("GET", "/b").Without("x-mine", "a").ToArray()));
-            BlockWriter many = new BlockWriter().Request("GET", "/many");
+            await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
+            var transcript = await ExchangeAsync(client, 1, new HeaderBlock().Request("GET", "/a").Without("x-mine", "a"));
+            transcript.AddRange(await ExchangeAsync(client, 3, new HeaderBlock().Request("GET", "/b").Without("x-mine", "a")));
+            HeaderBlock many = new HeaderBlock().Request("GET", "/many");
             for (int i = 0; i < 250; i++)
             {
                 many.Without("x-many", "v");
             }
 
-            await client.SendAsync(RawHttp2.Frame(RawHttp2.Headers, Whole, 5, many.ToArray()));
+            await client.SendAsync(Whole(5, many));
             transcript.AddRange(await client.ReadUntilAsync(t => t.Contains("closed")));
             return transcript;
         });
     }
 
-    private static async Task<List<string>> ExchangeAsync(RawHttp2 client, int stream, byte[] block)
+    /// <summary>A request in one HEADERS frame with END_HEADERS and END_STREAM.</summary>
+    internal static FrameWriter Whole(int stream, HeaderBlock block)
     {
-        await client.SendAsync(RawHttp2.Frame(RawHttp2.Headers, Whole, stream, block));
-        return await client.ReadUntilAsync(t => EndsStream(t, stream));
+        var frames = new FrameWriter();
+        frames.Headers(stream, block.ToArray(), endStream: true, endHeaders: true);
+        return frames;
     }
 
-    private static bool EndsStream(List<string> transcript, int stream) =>
+    /// <summary>Whether the transcript holds the end of <paramref name="stream"/>: its last DATA, its RST_STREAM, a
+    /// GOAWAY or the close.</summary>
+    internal static bool EndsStream(List<string> transcript, int stream) =>
         transcript.Exists(line => line.StartsWith($"DATA {stream} 1", StringComparison.Ordinal) || line.StartsWith($"RST_STREAM {stream} ", StringComparison.Ordinal)
             || line.StartsWith("GOAWAY", StringComparison.Ordinal) || line == "closed");
+
+    private static async Task<List<string>> ExchangeAsync(H2cClient client, int stream, HeaderBlock block)
+    {
+        await client.SendAsync(Whole(stream, block));
+        return await client.ReadUntilAsync(t => EndsStream(t, stream));
+    }
 }
 
 /// <summary>The same requests with their bytes cut into small writes: frame headers and held HEADERS frames arrive in
@@ -159,19 +169,17 @@ public sealed class Http2SplitFrameTests(Http2ServerPair servers)
     {
         await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
         {
-            await using RawHttp2 client = await RawHttp2.ConnectAsync(endPoint);
-            var frames = new List<byte[]>
-            {
-                RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders | RawHttp2.EndStream, 1, new BlockWriter().Request("GET", "/split/1")
-                    .Literal(0x40, 6, 32, "a=1").Incremental("x-seen", "first").Without("x-plain", "p").ToArray()),
-            };
+            await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
+            var frames = new FrameWriter();
+            frames.Headers(1, new HeaderBlock().Request("GET", "/split/1").Literal(FieldKind.IncrementalIndexing, 32, "a=1").Incremental("x-seen", "first")
+                .Without("x-plain", "p").ToArray(), endStream: true, endHeaders: true);
             for (int stream = 3; stream <= 11; stream += 2)
             {
-                frames.Add(RawHttp2.Frame(RawHttp2.Headers, RawHttp2.EndHeaders | RawHttp2.EndStream, stream, new BlockWriter().Request("GET", $"/split/{stream}")
-                    .Indexed(63).Indexed(62).Without("x-plain", "p").Literal(0x00, 4, 32, "b=" + stream).ToArray()));
+                frames.Headers(stream, new HeaderBlock().Request("GET", $"/split/{stream}").Indexed(63).Indexed(62).Without("x-plain", "p")
+                    .Literal(FieldKind.WithoutIndexing, 32, "b=" + stream).ToArray(), endStream: true, endHeaders: true);
             }
 
-            await client.SendSplitAsync(seed, maxPiece, [.. frames]);
+            await client.SendSplitAsync(seed, maxPiece, frames);
             List<string> transcript = await client.ReadUntilAsync(t => t.Count(line => line.StartsWith("DATA ", StringComparison.Ordinal) && line.Split(' ')[2] == "1") == 6
                 || t.Contains("closed") || t.Exists(line => line.StartsWith("GOAWAY", StringComparison.Ordinal)));
 

@@ -88,15 +88,7 @@ internal static partial class Http2Fuzzing
             4 or 5 => 1024,
             _ => int.MaxValue,
         };
-        var pieces = new List<int>();
-        for (int left = length; left > 0;)
-        {
-            int piece = Math.Min(left, random.Next(1, (int)Math.Min(max, int.MaxValue - 1L) + 1));
-            pieces.Add(piece);
-            left -= piece;
-        }
-
-        return [.. pieces];
+        return FuzzMix.Pieces(length, random, max);
     });
 
     /// <summary>The payload of the <paramref name="index"/>-th sync point's PING.</summary>

@@ -1,7 +1,6 @@
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
-using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using HeaderCache.Sample;
@@ -26,7 +25,7 @@ public sealed class EndpointDefaultsTests : IDisposable
 {
     private const string ConnectionLogging = "Microsoft.AspNetCore.Server.Kestrel.Core.Internal.LoggingConnectionMiddleware";
 
-    private readonly X509Certificate2 _certificate = CreateCertificate();
+    private readonly X509Certificate2 _certificate = TestCertificate.Create();
 
     /// <summary>Where the endpoint comes from.</summary>
     public enum Source
@@ -128,21 +127,6 @@ public sealed class EndpointDefaultsTests : IDisposable
 
         Assert.Equal(requests.Length + 2, transcript.Count);
         return new Exchange(negotiated, transcript[..requests.Length], transcript[requests.Length]);
-    }
-
-    private static X509Certificate2 CreateCertificate()
-    {
-        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        var request = new CertificateRequest("CN=localhost", key, HashAlgorithmName.SHA256);
-        var names = new SubjectAlternativeNameBuilder();
-        names.AddDnsName("localhost");
-        names.AddIpAddress(IPAddress.Loopback);
-        request.CertificateExtensions.Add(names.Build());
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.1")], critical: false));
-        using X509Certificate2 created = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddMinutes(-5), DateTimeOffset.UtcNow.AddDays(1));
-
-        // Through PFX, so that SslStream on Linux gets a certificate with a usable private key.
-        return X509CertificateLoader.LoadPkcs12(created.Export(X509ContentType.Pfx), password: null);
     }
 
     private sealed record Exchange(SslApplicationProtocol Protocol, List<string> Echoes, string State);

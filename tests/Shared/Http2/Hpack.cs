@@ -175,6 +175,20 @@ internal sealed class HpackEncoder(int tableSize = 4096)
     /// </summary>
     public void Literal(List<byte> block, FieldKind kind, int nameIndex, byte[] name, byte[] value, bool huffmanName, bool huffmanValue)
     {
+        WriteLiteral(block, kind, nameIndex, name, value, huffmanName, huffmanValue);
+        if (kind == FieldKind.IncrementalIndexing)
+        {
+            Table.Insert(name, value);
+        }
+    }
+
+    /// <summary>
+    /// A literal field (6.2) of <paramref name="kind"/> (<see cref="FieldKind.Indexed"/> writes one without indexing),
+    /// its name by <paramref name="nameIndex"/> (0: written as a string), whether or not the index exists; no table to
+    /// follow it, for blocks whose octets a test spells out.
+    /// </summary>
+    public static void WriteLiteral(List<byte> block, FieldKind kind, int nameIndex, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, bool huffmanName, bool huffmanValue)
+    {
         (int prefix, byte first) = kind switch
         {
             FieldKind.IncrementalIndexing => (6, (byte)0x40),
@@ -188,10 +202,6 @@ internal sealed class HpackEncoder(int tableSize = 4096)
         }
 
         String(block, value, huffmanValue);
-        if (kind == FieldKind.IncrementalIndexing)
-        {
-            Table.Insert(name, value);
-        }
     }
 
     /// <summary>A dynamic table size update (6.3); the copy of the table follows it.</summary>

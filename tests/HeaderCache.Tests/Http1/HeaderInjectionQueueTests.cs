@@ -6,7 +6,7 @@ using HeaderCache.Requests;
 using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>The queue holds the lines of the heads it waits with, recorded in place: entries keep their lines whatever
 /// is recorded after them.</summary>

@@ -9,7 +9,7 @@ using HeaderCache.Testing;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Http;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>The memo of lines only saves work: the caches, the counters and what Kestrel and the request get are
 /// exactly what the long way gives.</summary>

@@ -2,7 +2,7 @@ using System.Text;
 using HeaderCache.Fields;
 using HeaderCache.Http1;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>The memo's order of lines: a line that comes where the memo expects it is found where it ends, and only
 /// then.</summary>

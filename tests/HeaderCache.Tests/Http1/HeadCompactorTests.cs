@@ -8,7 +8,7 @@ using HeaderCache.Requests;
 using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>Which lines the compactor takes out, and where it steps aside.</summary>
 public sealed class HeadCompactorTests

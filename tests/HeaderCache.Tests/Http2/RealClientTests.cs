@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Text;
@@ -10,9 +9,10 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using HeaderCache.Tests.Integration;
 using Xunit.Abstractions;
 
-namespace HeaderCache.Tests.Http2Clients;
+namespace HeaderCache.Tests.Http2;
 
 /// <summary>
 /// Two Kestrels on 127.0.0.1 port 0 with an HTTP/2-only endpoint (h2c with prior knowledge), HeaderCache on one: their
@@ -94,7 +94,7 @@ public sealed class RealClientTests(Http2SocketPair servers, ITestOutputHelper o
     // Node 20's http2 module: one session, requests one after another, then six at a time, cookies as an array (crumbs).
     private const string NodeScript = """
         const http2 = require('http2');
-        const port = process.argv[2];
+        const port = process.argv[1];
         const session = http2.connect(`http://127.0.0.1:${port}`);
         const base = {
           'user-agent': 'node-h2-test/1.0', 'accept': 'text/html,application/xhtml+xml', 'accept-language': 'en-US,en;q=0.9',
@@ -174,29 +174,30 @@ public sealed class RealClientTests(Http2SocketPair servers, ITestOutputHelper o
         Assert.Contains("\nCookie: a=1; b=2\n", responses[0], StringComparison.Ordinal);
     }
 
-    [Fact]
+    [NodeFact]
     public async Task Node_http2_sequential_and_concurrent_streams_are_seen_as_on_Kestrel_alone()
     {
-        (string on, string alone) = await BothAsync(Node);
+        (string on, string alone) = await BothAsync(port => ExternalClients.NodeAsync(NodeScript, port));
         AssertSame(on, alone, expectedRequests: 12);
     }
 
     [PythonH2Fact]
     public async Task Python_h2_is_seen_as_on_Kestrel_alone()
     {
-        string python = PythonWithH2()!;
-        (string on, string alone) = await BothAsync(port => Python(python, port));
+        (string on, string alone) = await BothAsync(port => ExternalClients.PythonH2Async(PythonScript, port));
         AssertSame(on, alone, expectedRequests: 5);
     }
 
-    [Fact]
-    public async Task Node_and_Python_connections_are_served_from_the_cache()
+    [NodeFact]
+    public async Task Node_connections_are_served_from_the_cache()
     {
-        Assert.True(Hits(await Node(servers.On.Port)) > 0, "Node's connection served nothing from the cache");
-        if (PythonWithH2() is { } python)
-        {
-            Assert.True(Hits(await Python(python, servers.On.Port)) > 0, "Python's connection served nothing from the cache");
-        }
+        Assert.True(Hits(await ExternalClients.NodeAsync(NodeScript, servers.On.Port)) > 0, "Node's connection served nothing from the cache");
+    }
+
+    [PythonH2Fact]
+    public async Task Python_h2_connections_are_served_from_the_cache()
+    {
+        Assert.True(Hits(await ExternalClients.PythonH2Async(PythonScript, servers.On.Port)) > 0, "Python's connection served nothing from the cache");
     }
 
     private static long Hits(string transcript)
@@ -237,76 +238,62 @@ public sealed class RealClientTests(Http2SocketPair servers, ITestOutputHelper o
     private static async Task<string> Curl(int port)
     {
         string url = $"http://127.0.0.1:{port}";
-        (int exit, string stdout, string stderr) = await RunAsync("curl", [
+        (int exit, string stdout, string stderr) = await ExternalClients.RunAsync("curl", [
             "-sS", "--http2-prior-knowledge", "-A", "curl-test/8", "-H", "Accept-Language: en-US", "-H", "Cookie: a=1; b=2", "-H", "X-Custom: Value",
             $"{url}/", $"{url}/a.css", $"{url}/", $"{url}/b?q=1", $"{url}/", $"{url}/hits",
         ]);
         return $"{stdout}\nexit {exit}\n{stderr}";
     }
-
-    private static async Task<string> Node(int port)
-    {
-        string script = Path.Combine(Path.GetTempPath(), $"headercache-h2-{Environment.ProcessId}.js");
-        await File.WriteAllTextAsync(script, NodeScript);
-        return await RunCheckedAsync("node", [script, port.ToString(CultureInfo.InvariantCulture)]);
-    }
-
-    private static async Task<string> Python(string python, int port)
-    {
-        string script = Path.Combine(Path.GetTempPath(), $"headercache-h2-{Environment.ProcessId}.py");
-        await File.WriteAllTextAsync(script, PythonScript);
-        return await RunCheckedAsync(python, [script, port.ToString(CultureInfo.InvariantCulture)]);
-    }
-
-    // The first python3 that imports h2: Debian's python3-h2 lives with /usr/bin/python3, which another python3 on the PATH may hide.
-    internal static string? PythonWithH2()
-    {
-        foreach (string candidate in new[] { "python3", "/usr/bin/python3" })
-        {
-            try
-            {
-                using Process process = Process.Start(new ProcessStartInfo(candidate, ["-c", "import h2"]) { RedirectStandardError = true })!;
-                process.WaitForExit(10_000);
-                if (process.HasExited && process.ExitCode == 0)
-                {
-                    return candidate;
-                }
-            }
-            catch (System.ComponentModel.Win32Exception)
-            {
-                // Not installed under that name.
-            }
-        }
-
-        return null;
-    }
-
-    private static async Task<string> RunCheckedAsync(string file, string[] arguments)
-    {
-        (int exit, string stdout, string stderr) = await RunAsync(file, arguments);
-        Assert.True(exit == 0, $"{file} exited with {exit}: {stderr}");
-        return stdout;
-    }
-
-    private static async Task<(int Exit, string Stdout, string Stderr)> RunAsync(string file, string[] arguments)
-    {
-        var start = new ProcessStartInfo(file, arguments) { RedirectStandardOutput = true, RedirectStandardError = true };
-        using Process process = Process.Start(start)!;
-        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
-        Task<string> stderr = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(30));
-        return (process.ExitCode, await stdout, await stderr);
-    }
 }
 
-/// <summary>A fact that is skipped, saying why, where no python3 can import h2 (xunit 2 decides skips before a test runs).</summary>
-internal sealed class PythonH2FactAttribute : FactAttribute
+/// <summary>
+/// Node's HTTP/2 client against the sample servers (<see cref="Http2ServerPair"/>): sequential requests, then a burst of
+/// concurrent streams, on one session, with HPACK's incremental indexing so that later requests refer to the dynamic
+/// table; what each answered is the same on both, and HeaderCache served fields.
+/// </summary>
+[Collection(Http2ServerPairGroup.Name)]
+public sealed class SampleServerNodeTests(Http2ServerPair servers)
 {
-    public PythonH2FactAttribute()
-    {
-        if (RealClientTests.PythonWithH2() is null)
-        {
-            Skip = "no python3 with the h2 package here (Debian: apt-get install python3-h2)";
+    // Prints what each request answered, in request order, as JSON.
+    private const string NodeScript = """
+        const http2 = require('http2');
+        const port = process.argv[1];
+        const session = http2.connect('http://127.0.0.1:' + port);
+        function request(i) {
+          return new Promise((resolve, reject) => {
+            const headers = {
+              ':method': i % 5 === 4 ? 'POST' : 'GET', ':path': '/node/' + i + '?k=' + (i % 3), ':authority': 'localhost',
+              'user-agent': 'node-h2-test/1.0', 'accept': 'text/html,*/*;q=0.8', 'accept-language': 'en-GB,en;q=0.7',
+              'x-client-kind': 'node', 'x-toggle': 'v' + (i % 2), 'sec-fetch-site': 'same-origin',
+              'cookie': 'session=s' + (i % 2) + '; theme=dark', 'x-twice': ['one', 'two'],
+            };
+            const stream = session.request(headers);
+            let status = 0, body = '';
+            stream.on('response', h => { status = h[':status']; });
+            stream.setEncoding('utf8');
+            stream.on('data', d => { body += d; });
+            stream.on('end', () => resolve(status + '\n' + body));
+            stream.on('error', reject);
+            stream.end(i % 5 === 4 ? 'payload-' + i : undefined);
+          });
         }
+        (async () => {
+          const answers = [];
+          for (let i = 0; i < 6; i++) answers.push(await request(i));
+          answers.push(...await Promise.all([6, 7, 8, 9, 10, 11, 12, 13].map(request)));
+          for (let i = 14; i < 18; i++) answers.push(await request(i));
+          session.close();
+          process.stdout.write(JSON.stringify(answers));
+        })().catch(e => { console.error(e); process.exit(1); });
+        """;
+
+    [NodeFact]
+    public async Task Node_with_incremental_indexing_gets_dynamic_table_hits()
+    {
+        List<string> transcript = await Edge.AssertSameAsync(servers.On, servers.Alone, async endPoint =>
+            System.Text.Json.JsonSerializer.Deserialize<List<string>>(await ExternalClients.NodeAsync(NodeScript, endPoint.Port))!);
+        Assert.Equal(18, transcript.Count);
+        Assert.All(transcript, answer => Assert.StartsWith("200\n", answer, StringComparison.Ordinal));
+        Assert.Contains("\nx-twice: one\nx-twice: two\n", transcript[^1], StringComparison.Ordinal);
     }
 }

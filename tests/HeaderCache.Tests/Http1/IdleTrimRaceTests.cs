@@ -10,7 +10,7 @@ using HeaderCache.Testing;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Http;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>
 /// The heartbeat trims on its own thread while the connection's flow reads heads: it trims only while the reader waits for

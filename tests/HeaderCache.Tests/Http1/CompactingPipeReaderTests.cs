@@ -9,7 +9,7 @@ using HeaderCache.Requests;
 using HeaderCache.Testing;
 using Microsoft.AspNetCore.Http;
 
-namespace HeaderCache.Tests.Compaction;
+namespace HeaderCache.Tests.Http1;
 
 /// <summary>The reader's side of the <see cref="PipeReader"/> contract, with an in-memory pipe as the transport.</summary>
 public sealed class CompactingPipeReaderTests
