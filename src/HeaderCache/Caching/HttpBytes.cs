@@ -19,4 +19,14 @@ internal static class HttpBytes
     /// identical UTF-16 characters.</summary>
     public static readonly SearchValues<byte> FieldContent = SearchValues.Create(
         "\t !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
+
+    /// <summary>The <c>tchar</c> bytes without uppercase letters: an HTTP/2 field name, which Kestrel rejects with an
+    /// uppercase letter in it.</summary>
+    public static readonly SearchValues<byte> LowercaseToken =
+        SearchValues.Create("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"u8);
+
+    /// <summary>VCHAR and SP: the HTTP/2 value bytes HeaderCache takes out (a tab or any other control byte leaves the
+    /// block to Kestrel).</summary>
+    public static readonly SearchValues<byte> Visible = SearchValues.Create(
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
 }

@@ -1,4 +1,4 @@
-using System.Buffers;
+using HeaderCache.Caching;
 using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
@@ -21,12 +21,6 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 {
     private const int FrameHeaderLength = 9;
     private const int PseudoAuthority = 1, PseudoMethod = 2, PseudoPath = 4, PseudoScheme = 8, PseudoProtocol = 16;
-
-    private static readonly SearchValues<byte> LowercaseToken =
-        SearchValues.Create("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"u8);
-
-    private static readonly SearchValues<byte> Visible = SearchValues.Create(
-        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"u8);
 
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
 
@@ -117,13 +111,13 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             ReadOnlySpan<byte> name = decoder.Name(block, field);
             ReadOnlySpan<byte> value = decoder.Value(block, field);
             total += name.Length + value.Length;
-            if (field.LongestString > limits.MaxRequestHeaderFieldSize || value.ContainsAnyExcept(Visible)
-                || (value.Length != 0 && (value[0] == ' ' || value[^1] == ' ')))
+            if (field.LongestString > limits.MaxRequestHeaderFieldSize || value.ContainsAnyExcept(HttpBytes.Visible)
+                || (value.Length != 0 && (value[0] == HttpBytes.SP || value[^1] == HttpBytes.SP)))
             {
                 return false;
             }
 
-            if (name[0] == ':')
+            if (name[0] == HttpBytes.Colon)
             {
                 int bit = PseudoBit(name);
                 if (regular || bit == 0 || (pseudo & bit) != 0)
@@ -137,7 +131,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
 
             regular = true;
-            if (name.ContainsAnyExcept(LowercaseToken) || name.SequenceEqual("connection"u8)
+            if (name.ContainsAnyExcept(HttpBytes.LowercaseToken) || name.SequenceEqual("connection"u8)
                 || (name.SequenceEqual("te"u8) && !value.SequenceEqual("trailers"u8)))
             {
                 return false;
