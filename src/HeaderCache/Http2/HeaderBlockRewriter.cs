@@ -76,9 +76,15 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        TakenHeader[]? lines = Resolve(block, fields, knownStays, othersStay, taken);
-        if (lines is null || !handoff.TryAdd(streamId, lines))
+        ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, taken);
+        if (lines.Array is null)
         {
+            return 0;
+        }
+
+        if (!handoff.TryAdd(streamId, lines))
+        {
+            handoff.Return(lines.Array);
             return 0;
         }
 
@@ -154,7 +160,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     };
 
     // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place.
-    private TakenHeader[]? Resolve(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, int taken)
+    private ArraySegment<TakenHeader> Resolve(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, int taken)
     {
         int cookie = CookieKind;
         int crumbs = 0;
@@ -167,7 +173,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
         }
 
-        var lines = new TakenHeader[crumbs > 1 ? taken - crumbs + 1 : taken];
+        int length = crumbs > 1 ? taken - crumbs + 1 : taken;
+        TakenHeader[] lines = handoff.Rent(length);
         int count = 0;
         ulong knownSeen = 0;
         for (int i = 0; i < fields.Length; i++)
@@ -195,7 +202,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 : ValueOf(block, field, ref line);
             if (value is null)
             {
-                return null;
+                handoff.Return(lines);
+                return default;
             }
 
             line.Value = value;
@@ -214,7 +222,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
         }
 
-        return lines;
+        return new ArraySegment<TakenHeader>(lines, 0, length);
     }
 
     private string? ValueOf(ReadOnlySpan<byte> block, in HpackField field, ref TakenHeader line)

@@ -33,8 +33,7 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
     [ThreadStatic]
     private static CachedRequestHeaders? t_shown;
 
-    private readonly HeaderInjectionQueue? _queue;   // an HTTP/1.1 connection's: its requests come one at a time
-    private readonly TakenHeader[]? _stream;         // else one HTTP/2 stream's fields
+    private readonly HeaderInjectionQueue _queue;   // HTTP/1.1 requests come one at a time on a connection
     private IFeatureCollection? _requestFeatures;
     private IHeaderDictionary _kestrel = None;
 
@@ -46,19 +45,9 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
     /// <summary>The view of an HTTP/1.1 connection, set for each of its requests that had lines taken out.</summary>
     public CachedRequestHeaders(HeaderInjectionQueue queue) => _queue = queue;
 
-    // The view of one HTTP/2 stream: streams run concurrently, so each that needs a view has its own.
-    private CachedRequestHeaders(TakenHeader[] stream, IHeaderDictionary kestrel, ulong nameLengths)
-    {
-        _stream = stream;
-        _kestrel = kestrel;
-        _nameLengths = nameLengths;
-    }
-
     /// <summary>On an HTTP/2 connection, the fields taken out of each stream's header block, else
     /// <see langword="null"/>.</summary>
     public Http2StreamHandoff? Streams { get; set; }
-
-    private ReadOnlySpan<TakenHeader> Taken => _stream ?? _queue!.Taken;
 
     /// <summary>The request-level part of the connection of the request whose context is being created, or
     /// <see langword="null"/> when its connection has none.</summary>
@@ -93,8 +82,9 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
         }
     }
 
-    /// <summary>Takes the lines taken out of this request's head (its stream's block on HTTP/2), if any, writes those of
-    /// known names into Kestrel's collection, and makes a view the request's headers when lines of other names remain.</summary>
+    /// <summary>Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
+    /// collection, and makes a view the request's headers when lines of other names remain. On HTTP/2 all of a stream's
+    /// fields go into Kestrel's collection.</summary>
     public void Attach(IFeatureCollection requestFeatures)
     {
         if (Streams is { } streams)
@@ -103,7 +93,7 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
             return;
         }
 
-        if (!_queue!.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
+        if (!_queue.TryTake() || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
         {
             return;
         }
@@ -122,31 +112,26 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
         }
     }
 
+    // A stream's fields all go into Kestrel's collection at once, and their array back to the connection: a view would
+    // have to live as long as the request, which ends where nothing here is called.
     private static void AttachStream(IFeatureCollection requestFeatures, Http2StreamHandoff streams)
     {
         if (requestFeatures[typeof(IHttp2StreamIdFeature)] is not IHttp2StreamIdFeature id
-            || streams.Take(id.StreamId) is not { } lines
-            || requestFeatures[typeof(IHttpRequestFeature)] is not IHttpRequestFeature request)
+            || streams.Take(id.StreamId) is not { Array: { } array } lines)
         {
             return;
         }
 
-        IHeaderDictionary headers = request.Headers;
-        bool repeats = WriteKnown(headers, lines, out ulong nameLengths);
-        if (repeats)
+        if (requestFeatures[typeof(IHttpRequestFeature)] is IHttpRequestFeature request)
         {
+            IHeaderDictionary headers = request.Headers;
             foreach (ref readonly TakenHeader line in lines.AsSpan())
             {
-                if (line.Known < 0)
-                {
-                    Write(headers, line);
-                }
+                Write(headers, line);
             }
         }
-        else if (nameLengths != 0)
-        {
-            request.Headers = new CachedRequestHeaders(lines, headers, nameLengths);
-        }
+
+        streams.Return(array);
     }
 
     // Writes the lines of known names into Kestrel's collection; whether a line of another name repeats an earlier one.
@@ -231,7 +216,7 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
         if (_nameLengths != 0)
         {
             _nameLengths = 0;
-            foreach (ref readonly TakenHeader line in Taken)
+            foreach (ref readonly TakenHeader line in _queue.Taken)
             {
                 if (line.Known < 0)
                 {
@@ -247,7 +232,7 @@ internal sealed class CachedRequestHeaders : IHeaderDictionary
     {
         if (key is not null && (_nameLengths & (1UL << key.Length)) != 0)
         {
-            foreach (ref readonly TakenHeader line in Taken)
+            foreach (ref readonly TakenHeader line in _queue.Taken)
             {
                 if (line.Known < 0 && string.Equals(line.Name, key, StringComparison.OrdinalIgnoreCase))
                 {

@@ -1,19 +1,26 @@
 namespace HeaderCache.Requests;
 
 /// <summary>The header fields taken out of HTTP/2 header blocks, per stream, waiting for the request Kestrel creates
-/// for that stream.</summary>
-/// <remarks><para>The reader adds on the connection's frame loop; Kestrel creates streams' requests on the thread pool,
-/// concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry reaches only its
-/// own stream's request.</para>
+/// for that stream; and the arrays they travel in, which return here once the request has its fields.</summary>
+/// <remarks><para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
+/// thread pool, concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry
+/// reaches only its own stream's request.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
-/// connection ends.</para></remarks>
+/// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
+/// connection needs about as many as it has streams opening at once: it keeps up to <see cref="PooledArrays"/>, empty,
+/// and a wider burst rents new ones.</para></remarks>
 internal sealed class Http2StreamHandoff(int capacity)
 {
+    /// <summary>A browser opens six streams at once when a page loads; room for a few more.</summary>
+    public const int PooledArrays = 8;
+
     private readonly Lock _lock = new();
     private int[] _ids = [];
-    private TakenHeader[]?[] _lines = [];
+    private ArraySegment<TakenHeader>[] _lines = [];
     private int _count;
+    private readonly TakenHeader[]?[] _free = new TakenHeader[PooledArrays][];
+    private int _freeCount;
 
     /// <summary>Whether an entry could be added now.</summary>
     public bool HasRoom
@@ -27,8 +34,40 @@ internal sealed class Http2StreamHandoff(int capacity)
         }
     }
 
+    /// <summary>An empty array of at least <paramref name="length"/> fields, to be added or returned.</summary>
+    public TakenHeader[] Rent(int length)
+    {
+        TakenHeader[]? lines = null;
+        lock (_lock)
+        {
+            if (_freeCount != 0)
+            {
+                lines = _free[--_freeCount];
+                _free[_freeCount] = null;
+            }
+        }
+
+        // One too short is let go, so the arrays kept grow to the connection's longest blocks; a few fields to spare
+        // spare the next, slightly longer block a new array.
+        return lines is not null && lines.Length >= length ? lines : new TakenHeader[length + 4];
+    }
+
+    /// <summary>Takes back an array from <see cref="Rent"/> once nothing reads it.</summary>
+    public void Return(TakenHeader[] lines)
+    {
+        // Empty, as a new array is: the resolver only ever sets a field's flags, and no string outlives its request here.
+        Array.Clear(lines);
+        lock (_lock)
+        {
+            if (_freeCount < PooledArrays)
+            {
+                _free[_freeCount++] = lines;
+            }
+        }
+    }
+
     /// <summary>Adds stream <paramref name="streamId"/>'s fields; false when full.</summary>
-    public bool TryAdd(int streamId, TakenHeader[] lines)
+    public bool TryAdd(int streamId, ArraySegment<TakenHeader> lines)
     {
         lock (_lock)
         {
@@ -51,8 +90,8 @@ internal sealed class Http2StreamHandoff(int capacity)
         }
     }
 
-    /// <summary>Takes stream <paramref name="streamId"/>'s fields, or <see langword="null"/> when none wait.</summary>
-    public TakenHeader[]? Take(int streamId)
+    /// <summary>Takes stream <paramref name="streamId"/>'s fields, or an empty segment (no array) when none wait.</summary>
+    public ArraySegment<TakenHeader> Take(int streamId)
     {
         lock (_lock)
         {
@@ -60,16 +99,16 @@ internal sealed class Http2StreamHandoff(int capacity)
             {
                 if (_ids[i] == streamId)
                 {
-                    TakenHeader[]? lines = _lines[i];
+                    ArraySegment<TakenHeader> lines = _lines[i];
                     _count--;
                     _ids[i] = _ids[_count];
                     _lines[i] = _lines[_count];
-                    _lines[_count] = null;
+                    _lines[_count] = default;
                     return lines;
                 }
             }
 
-            return null;
+            return default;
         }
     }
 
@@ -79,6 +118,8 @@ internal sealed class Http2StreamHandoff(int capacity)
         lock (_lock)
         {
             (_ids, _lines, _count) = ([], [], 0);
+            Array.Clear(_free);
+            _freeCount = 0;
         }
     }
 }

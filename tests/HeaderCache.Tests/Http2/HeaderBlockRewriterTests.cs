@@ -93,7 +93,23 @@ public class HeaderBlockRewriterTests
         Assert.True(_decoder.Decode(bytes));
         byte[] output = [];
         Assert.Equal(0, _rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, _stream, ref output));
-        Assert.Null(_handoff.Take(_stream));
+        Assert.Null(_handoff.Take(_stream).Array);
+    }
+
+    [Fact]
+    public void The_array_a_request_gave_back_carries_the_next_streams_fields_and_nothing_of_the_last()
+    {
+        ArraySegment<TakenHeader> first = RewriteSegment(new HeaderBlock().Request("GET", "/").Without("x-a", "1").Without("x-a", "2")
+            .Without("x-b", "3"), out _);
+        Assert.True(first[1].Repeat && first[1].Created);
+        _handoff.Return(first.Array!);
+
+        ArraySegment<TakenHeader> second = RewriteSegment(new HeaderBlock().Request("GET", "/").Without("x-b", "3"), out _);
+
+        Assert.Same(first.Array, second.Array);
+        Assert.Equal(["x-b: 3"], second.Select(line => $"{line.Name}: {line.Value}"));
+        Assert.False(second[0].Repeat || second[0].Created);
+        Assert.All(second.Array!.Skip(second.Count), line => Assert.True(line.Name is null && line.Value is null && !line.Repeat && !line.Created));
     }
 
     private (string[] Taken, string[] Kept) Rewrite(HeaderBlock block)
@@ -104,7 +120,10 @@ public class HeaderBlockRewriterTests
 
     private TakenHeader[] RewriteLines(HeaderBlock block) => RewriteLines(block, out _);
 
-    private TakenHeader[] RewriteLines(HeaderBlock block, out string[] kept)
+    private TakenHeader[] RewriteLines(HeaderBlock block, out string[] kept) =>
+        RewriteSegment(block, out kept) is { Array: not null } taken ? taken.ToArray() : [];
+
+    private ArraySegment<TakenHeader> RewriteSegment(HeaderBlock block, out string[] kept)
     {
         byte[] bytes = block.ToArray();
         Assert.True(_decoder.Decode(bytes));
@@ -112,7 +131,7 @@ public class HeaderBlockRewriterTests
         int stream = _stream;
         _stream += 2;
         int written = _rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, stream, ref output);
-        TakenHeader[] lines = _handoff.Take(stream) ?? [];
+        ArraySegment<TakenHeader> lines = _handoff.Take(stream);
         byte[] rest = written == 0 ? bytes : output[9..written];
         Assert.Equal(rest.Length, (output.Length == 0 ? bytes.Length : (output[0] << 16) | (output[1] << 8) | output[2]));
 
