@@ -1,7 +1,9 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Runtime.CompilerServices;
+using System.Threading.Tasks.Sources;
 using HeaderCache.Diagnostics;
+using HeaderCache.Http1;
 
 namespace HeaderCache.Http2;
 
@@ -17,7 +19,7 @@ namespace HeaderCache.Http2;
 /// Kestrel has taken it, the transport moves past the frame as the client sent it.</para>
 /// <para>Once the reader stops serving (a decoding error, a frame Kestrel rejects, anything it does not follow), every
 /// call goes straight to the transport's reader.</para></remarks>
-internal sealed partial class Http2FrameReader : PipeReader
+internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<ReadResult>
 {
     private readonly PipeReader _input;
     private ReadOnlySequence<byte> _buffer;   // the transport's pending read, from Kestrel's consumed position
@@ -33,6 +35,9 @@ internal sealed partial class Http2FrameReader : PipeReader
     private int _heldLength;
     private int _heldReplaces;
     private bool _heldShown;
+
+    private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
+    private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
 
     public Http2FrameReader(PipeReader input, HeaderBlockRewriter rewriter, HpackBlockDecoder decoder, int maxFrameSize)
     {
@@ -64,7 +69,7 @@ internal sealed partial class Http2FrameReader : PipeReader
             return new(HeldView());
         }
 
-#pragma warning disable CA2012 // The read is awaited or consumed exactly once, here or in ReadLoopAsync.
+#pragma warning disable CA2012 // The read is consumed exactly once: here, by Kestrel through GetResult, or in ReadLoopAsync.
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
         if (read.IsCompletedSuccessfully)
         {
@@ -78,8 +83,33 @@ internal sealed partial class Http2FrameReader : PipeReader
         }
 #pragma warning restore CA2012
 
+        // Kestrel waits on the transport's read itself (see TransportRead), and this reader decides what it sees in
+        // GetResult: an async method here would be a state machine box for every read that waits, ~100 B a request.
+        if (!read.IsCompleted && TransportRead.TryGet(ref read, out _transportRead, out short token))
+        {
+            return new(this, token);
+        }
+
         return ReadLoopAsync(read, cancellationToken);
     }
+
+    ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
+    {
+        if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
+        {
+            return result;
+        }
+
+        // Only part of a frame being held arrived (or a cancellation Kestrel did not ask for): Kestrel sees no bytes
+        // and reads again, as it does when a read brings it part of a frame.
+        _showsNothing = true;
+        return new ReadResult(default, isCanceled: false, isCompleted: false);
+    }
+
+    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _transportRead!.GetStatus(token);
+
+    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _transportRead!.OnCompleted(continuation, state, token, flags);
 
     public override bool TryRead(out ReadResult result)
     {
@@ -111,6 +141,13 @@ internal sealed partial class Http2FrameReader : PipeReader
         if (!_serving)
         {
             _input.AdvanceTo(consumed, examined);
+            return;
+        }
+
+        if (_showsNothing)
+        {
+            // The transport was advanced when that read was decided.
+            _showsNothing = false;
             return;
         }
 
