@@ -92,6 +92,9 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         _rewriter = new HeaderBlockRewriter(decoder, _resolver, streams, _limits);
         _http2 = new Http2FrameReader(input, _rewriter, decoder, _limits.MaxFrameSize) { PassThroughStarted = OnPassThrough };
         RequestHeaders.Streams = streams;
+
+        // The connection reads no HTTP/1.1 head from here: only the cache stays of that side.
+        _compactor.Trim();
         return _http2;
     }
 
@@ -111,8 +114,9 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         return _transport;
     }
 
-    /// <summary>Called on each of Kestrel's heartbeats (<see cref="CompactingPipeReader.OnHeartbeat"/>).</summary>
-    public bool OnHeartbeat() => _reader?.OnHeartbeat() == true;
+    /// <summary>Called on each of Kestrel's heartbeats: the reader of the connection's protocol may let go of its
+    /// buffers (<see cref="IdleTrim"/>).</summary>
+    public bool OnHeartbeat() => _http2 is { } http2 ? http2.OnHeartbeat() : _reader?.OnHeartbeat() == true;
 
     /// <summary>A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
     /// layer is Kestrel's <c>UseHttps()</c> and the new transport the decrypted one: read that instead (unless TLS
@@ -156,6 +160,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
 
         // Kestrel's heartbeat may still be trimming: the compactor lets go of everything once it has finished.
         _reader?.EndIdle();
+        _http2?.EndIdle();
         _compactor.Dispose();
         RequestHeaders.Streams?.Clear();
         RequestHeaders.Detach();

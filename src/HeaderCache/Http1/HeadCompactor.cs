@@ -20,7 +20,7 @@ namespace HeaderCache.Http1;
 /// names back from the request-level part, in the order they were sent. A line the connection sent before is served
 /// from the <see cref="LineMemo"/> (HeadCompactor.Recall.cs), with the same outcome as the long way
 /// here.</para></remarks>
-internal sealed partial class HeadCompactor : IDisposable
+internal sealed partial class HeadCompactor : IDisposable, IdleTrim.ITarget
 {
     private readonly FieldResolver _fields;
     private readonly HeaderInjectionQueue _queue;

@@ -1,14 +1,21 @@
 namespace HeaderCache.Http1;
 
 /// <summary>Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next
-/// request through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the compactor lets go of what only speeds up
-/// reading a head (<see cref="HeadCompactor.Trim"/>), and the next head builds it again.</summary>
+/// request through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the reader lets go of what only speeds up
+/// reading a head (<see cref="HeadCompactor.Trim"/>) or a header block, and the next one builds it again.</summary>
 /// <remarks>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
 /// Kestrel's heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
 /// a trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked
 /// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes.</remarks>
 internal sealed class IdleTrim
 {
+    /// <summary>What lets go when the connection idles.</summary>
+    internal interface ITarget
+    {
+        /// <summary>Lets go of what the next request can build again; runs only while the reader waits.</summary>
+        void Trim();
+    }
+
     // Kestrel beats once a second: a connection in use (a page's resources, a pooled proxy connection under load) keeps
     // everything, while an idle one gives it back long before Kestrel's keep-alive timeout (130 s by default).
     public const int HeartbeatsBeforeTrim = 10;
@@ -24,7 +31,7 @@ internal sealed class IdleTrim
     private int _beats;
     private int _trimmedWait = -1;
 
-    /// <summary>Kestrel now waits for the next request and the compactor reads no head until <see cref="Resume"/>.</summary>
+    /// <summary>Kestrel now waits for the next request and the reader reads nothing until <see cref="Resume"/>.</summary>
     public void Wait()
     {
         _waits++;
@@ -39,7 +46,7 @@ internal sealed class IdleTrim
 
     /// <summary>Called on each of Kestrel's heartbeats: trims, once per wait, when the wait has lasted
     /// <see cref="HeartbeatsBeforeTrim"/> of them; true when it did.</summary>
-    public bool OnHeartbeat(HeadCompactor compactor)
+    public bool OnHeartbeat(ITarget target)
     {
         int wait = Volatile.Read(ref _waits);
         if (Volatile.Read(ref _state) != Waiting || wait != _seenWait)
@@ -60,7 +67,7 @@ internal sealed class IdleTrim
                 return false;
             }
 
-            compactor.Trim();
+            target.Trim();
             _trimmedWait = wait;
             Interlocked.CompareExchange(ref _state, Waiting, Trimming);
             return true;

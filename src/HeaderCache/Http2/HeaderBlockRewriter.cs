@@ -24,11 +24,18 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
 
-    private short[] _kinds = new short[16];   // per field: FieldNames.Classify, or a pseudo-header's Kept
+    private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
     private byte[] _joined = [];
 
     public long FieldsServed { get; private set; }
     public long FieldsCreated { get; private set; }
+
+    /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
+    public void Trim()
+    {
+        (_kinds, _joined) = ([], []);
+        handoff.Trim();
+    }
 
     /// <summary>Rewrites the decoded block of <paramref name="frame"/> (a complete HEADERS frame of stream
     /// <paramref name="streamId"/>, whose fragment starts at <paramref name="fragmentStart"/>) into

@@ -82,7 +82,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
             if (_count == _fields.Length)
             {
-                Array.Resize(ref _fields, _fields.Length * 2);
+                Array.Resize(ref _fields, Math.Max(16, _fields.Length * 2));
             }
 
             ref HpackField field = ref _fields[_count];
@@ -126,6 +126,12 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         _fields.AsSpan(0, _count).Clear();
         _count = 0;
         _scratch = [];
+    }
+
+    /// <summary>The connection idles: lets go of the last block's fields and the scratch; the table stays.</summary>
+    public void Trim()
+    {
+        (_fields, _count, _scratch) = ([], 0, []);
     }
 
     private bool TryReadIndexed(ReadOnlySpan<byte> block, ref int at, ref HpackField field)

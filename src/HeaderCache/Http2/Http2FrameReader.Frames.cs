@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using HeaderCache.Diagnostics;
+using HeaderCache.Http1;
 
 namespace HeaderCache.Http2;
 
@@ -239,6 +240,25 @@ internal sealed partial class Http2FrameReader
 
         bytes.CopyTo(_block.AsSpan(_blockLength));
         _blockLength += length;
+    }
+
+    // While the connection idles (IdleTrim) only the table mirror and the caches stay: the buffers a header block
+    // passes through are built again by the next. A block still open, or a rewritten frame not yet taken, keeps its own.
+    void IdleTrim.ITarget.Trim()
+    {
+        _frame = [];
+        if (_heldLength == 0)
+        {
+            _held = [];
+        }
+
+        if (_blockStream == 0 && (_payloadLeft == 0 || _frameType is not (Headers or Continuation)))
+        {
+            (_block, _blockLength) = ([], 0);
+        }
+
+        _decoder.Trim();
+        _rewriter.Trim();
     }
 
     private void Release()

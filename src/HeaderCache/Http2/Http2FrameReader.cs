@@ -19,7 +19,7 @@ namespace HeaderCache.Http2;
 /// Kestrel has taken it, the transport moves past the frame as the client sent it.</para>
 /// <para>Once the reader stops serving (a decoding error, a frame Kestrel rejects, anything it does not follow), every
 /// call goes straight to the transport's reader.</para></remarks>
-internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<ReadResult>
+internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<ReadResult>, IdleTrim.ITarget
 {
     private readonly PipeReader _input;
     private ReadOnlySequence<byte> _buffer;   // the transport's pending read, from Kestrel's consumed position
@@ -36,6 +36,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
     private int _heldReplaces;
     private bool _heldShown;
 
+    private readonly IdleTrim _idle = new();
     private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
 
@@ -87,6 +88,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
         // GetResult: an async method here would be a state machine box for every read that waits, ~100 B a request.
         if (!read.IsCompleted && TransportRead.TryGet(ref read, out _transportRead, out short token))
         {
+            _idle.Wait();
             return new(this, token);
         }
 
@@ -95,6 +97,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
 
     ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
     {
+        _idle.Resume();
         if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
         {
             return result;
@@ -192,9 +195,17 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
 
     public override void Complete(Exception? exception = null)
     {
+        _idle.End();
         _input.Complete(exception);
         Release();
     }
+
+    /// <summary>Called on each of Kestrel's heartbeats, on its thread (<see cref="IdleTrim"/>); true when the reader
+    /// let go of its buffers.</summary>
+    public bool OnHeartbeat() => _idle.OnHeartbeat(this);
+
+    /// <summary>The connection ended: no trim runs from here.</summary>
+    public void EndIdle() => _idle.End();
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)

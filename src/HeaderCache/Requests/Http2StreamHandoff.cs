@@ -112,14 +112,23 @@ internal sealed class Http2StreamHandoff(int capacity)
         }
     }
 
-    /// <summary>The connection ended: lets go of every entry.</summary>
-    public void Clear()
+    /// <summary>The connection idles: lets go of the arrays no stream holds.</summary>
+    public void Trim()
     {
         lock (_lock)
         {
-            (_ids, _lines, _count) = ([], [], 0);
             Array.Clear(_free);
             _freeCount = 0;
+        }
+    }
+
+    /// <summary>The connection ended: lets go of every entry.</summary>
+    public void Clear()
+    {
+        Trim();
+        lock (_lock)
+        {
+            (_ids, _lines, _count) = ([], [], 0);
         }
     }
 }

@@ -16,8 +16,8 @@ public sealed class Http2ServerPair : IAsyncLifetime
     internal InMemoryKestrel Alone { get; private set; } = null!;
 
     /// <summary>The differential fuzzer over the pair; HeaderCache's connections report their hits to <paramref name="engagement"/>.</summary>
-    internal DifferentialFuzzer Fuzzer(Engagement engagement) =>
-        new(Http2Fuzzing.Protocol, Http2Fuzzing.InMemory(On, OnApp, engagement), Http2Fuzzing.InMemory(Alone, AloneApp));
+    internal DifferentialFuzzer Fuzzer(Engagement engagement, IdlePauses? pauses = null) =>
+        new(Http2Fuzzing.Protocol, Http2Fuzzing.InMemory(On, OnApp, engagement, pauses), Http2Fuzzing.InMemory(Alone, AloneApp, pauses: pauses));
 
     public async Task InitializeAsync()
     {
@@ -49,9 +49,10 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
         DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
 
         var engagement = new Engagement();
+        var pauses = new IdlePauses();
         var started = System.Diagnostics.Stopwatch.StartNew();
-        FuzzResult result = await servers.Fuzzer(engagement).RunAsync(seed, cases, deadline, Http2Fuzzing.InMemoryMix, FuzzSettings.Get("HEADERCACHE_H2FUZZ_PARALLEL", 4), output.WriteLine);
-        output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F1} s ({result.Cases / started.Elapsed.TotalSeconds:F0} cases/s); {engagement}");
+        FuzzResult result = await servers.Fuzzer(engagement, pauses).RunAsync(seed, cases, deadline, Http2Fuzzing.InMemoryMix, FuzzSettings.Get("HEADERCACHE_H2FUZZ_PARALLEL", 4), output.WriteLine);
+        output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F1} s ({result.Cases / started.Elapsed.TotalSeconds:F0} cases/s); {engagement}; idle trims: {pauses.Trims}");
         foreach (Divergence divergence in result.Divergences.Take(3))
         {
             output.WriteLine(divergence.ToString());
@@ -65,6 +66,7 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
         Assert.True(result.Statuses["RST_STREAM code=1"] > 0, "no RST_STREAM(PROTOCOL_ERROR)");
         Assert.True(result.Statuses["GOAWAY last=0 code=1"] + result.Statuses["GOAWAY last=1 code=1"] > 0, "no GOAWAY(PROTOCOL_ERROR)");
         Assert.True(result.Statuses.ToString().Contains("code=9", StringComparison.Ordinal), "no COMPRESSION_ERROR");
+        Assert.True(pauses.Trims > result.Cases / 50, $"readers let go of their buffers {pauses.Trims} times in {result.Cases} cases");
         Assert.Empty(result.Divergences);
     }
 

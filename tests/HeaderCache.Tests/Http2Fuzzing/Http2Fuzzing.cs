@@ -75,10 +75,11 @@ internal static partial class Http2Fuzzing
         transcript => Outcome().Matches(transcript).Select(match => match.Groups[1].Value));
 
     /// <summary>
-    /// In memory: half the cases mutated, every one ended by the terminator, none idle (HeaderCache has no idle trim for
-    /// HTTP/2 to test), cut into writes of 1 byte (small inputs), up to 7, 64 or 1024 bytes, or all at once.
+    /// In memory: half the cases mutated, every one ended by the terminator, a quarter idle at every sync point (the
+    /// reader lets go of its buffers, <see cref="IdleTrim"/>), cut into writes of 1 byte (small inputs), up to 7, 64 or
+    /// 1024 bytes, or all at once.
     /// </summary>
-    public static FuzzMix InMemoryMix { get; } = new(Mutated: 0.5, Ended: 1, Idle: 0, (length, random) =>
+    public static FuzzMix InMemoryMix { get; } = new(Mutated: 0.5, Ended: 1, Idle: 0.25, (length, random) =>
     {
         int max = random.Next(8) switch
         {
@@ -126,10 +127,11 @@ internal static partial class Http2Fuzzing
     /// A case to <paramref name="server"/>: its writes, waits at each sync point, the FIN, and the transcript; the
     /// connection's <see cref="IHeaderStringCacheFeature.Hits"/> go to <paramref name="engagement"/>.
     /// </summary>
-    public static FuzzExchange InMemory(InMemoryKestrel server, Http2FuzzApp app, Engagement? engagement = null) =>
-        fuzzCase => ExchangeAsync(server, app, fuzzCase.Bytes, fuzzCase.Pieces, engagement);
+    public static FuzzExchange InMemory(InMemoryKestrel server, Http2FuzzApp app, Engagement? engagement = null, IdlePauses? pauses = null) =>
+        fuzzCase => ExchangeAsync(server, app, fuzzCase.Bytes, fuzzCase.Pieces, engagement, fuzzCase.Idle ? pauses : null);
 
-    public static async Task<string> ExchangeAsync(InMemoryKestrel server, Http2FuzzApp app, byte[] bytes, IReadOnlyList<int> cut, Engagement? engagement = null)
+    // With pauses, the connection idles at every sync point, once the client has all it waits for there.
+    public static async Task<string> ExchangeAsync(InMemoryKestrel server, Http2FuzzApp app, byte[] bytes, IReadOnlyList<int> cut, Engagement? engagement = null, IdlePauses? pauses = null)
     {
         InMemoryClient client = server.Connect();
         ConnectionLog log = app.Open(client.ConnectionId);
@@ -151,6 +153,11 @@ internal static partial class Http2Fuzzing
                     if (!await SettleAsync(sync, script.Syncs[sync].Streams, received, log))
                     {
                         notes.Append("sync ").Append(sync).Append(" never settled\n");
+                    }
+
+                    if (pauses is not null)
+                    {
+                        await pauses.PauseAsync(client);
                     }
 
                     sync++;
