@@ -6,9 +6,10 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 /// <summary>
 /// HeaderCache and Kestrel alone in one process, taking turns every 64 requests for a while
 /// (<c>dotnet HeaderCache.Benchmarks.dll connection-path-pairs chrome 30</c>), and the ratio of their CPU time per
-/// request. Runs of the same build on this machine move by 20 % and more from one to the next (the virtual machine's
-/// CPU is shared); turns this short put both servers under the same conditions, so the ratio holds where the
-/// absolute figures do not. Linux only: the process's CPU clock is read at every turn.
+/// request, over HTTP/1.1 or, with <c>h2</c>, over HTTP/2 (<see cref="Http2ConnectionPathBenchmarks"/>). Runs of the
+/// same build on this machine move by 20 % and more from one to the next (the virtual machine's CPU is shared); turns
+/// this short put both servers under the same conditions, so the ratio holds where the absolute figures do not. Linux
+/// only: the process's CPU clock is read at every turn.
 /// </summary>
 /// <remarks>
 /// The figure is the process's CPU time during each server's turns, client included (the same client for both), and
@@ -22,15 +23,14 @@ internal static class ConnectionPathPairs
 {
     private const int Tenths = 10;
 
-    public static void Run(string profile, double seconds, int evictKilobytes, bool hostLogging, TextWriter output)
+    public static void Run(string profile, double seconds, int evictKilobytes, bool hostLogging, bool http2, TextWriter output)
     {
         CacheEvictor? evictor = evictKilobytes > 0 ? new CacheEvictor(evictKilobytes) : null;
-        ConnectionPathBenchmarks[] servers =
-        [
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.HeaderCache, Evictor = evictor, HostLogging = hostLogging },
-            new() { Profile = profile, Server = ConnectionPathBenchmarks.Mode.KestrelDefault, Evictor = evictor, HostLogging = hostLogging },
-        ];
-        foreach (ConnectionPathBenchmarks server in servers)
+        IConnectionPath Path(ConnectionPathBenchmarks.Mode server) => http2
+            ? new Http2ConnectionPathBenchmarks { Profile = profile, Server = server, Evictor = evictor, HostLogging = hostLogging }
+            : new ConnectionPathBenchmarks { Profile = profile, Server = server, Evictor = evictor, HostLogging = hostLogging };
+        IConnectionPath[] servers = [Path(ConnectionPathBenchmarks.Mode.HeaderCache), Path(ConnectionPathBenchmarks.Mode.KestrelDefault)];
+        foreach (IConnectionPath server in servers)
         {
             server.Setup();
         }
@@ -42,7 +42,7 @@ internal static class ConnectionPathPairs
         var turns = new long[Tenths, 2];
         Alternate(servers, evictor, seconds, cpu, turns);
         (long served, long created) = LinesTaken();
-        foreach (ConnectionPathBenchmarks server in servers)
+        foreach (IConnectionPath server in servers)
         {
             server.Cleanup();
         }
@@ -52,7 +52,8 @@ internal static class ConnectionPathPairs
         double headerCache = Enumerable.Range(0, Tenths).Sum(tenth => cpu[tenth, 0]) / (Enumerable.Range(0, Tenths).Sum(tenth => turns[tenth, 0]) * ConnectionPathBenchmarks.RequestsPerInvoke);
         double kestrel = Enumerable.Range(0, Tenths).Sum(tenth => cpu[tenth, 1]) / (Enumerable.Range(0, Tenths).Sum(tenth => turns[tenth, 1]) * ConnectionPathBenchmarks.RequestsPerInvoke);
         output.WriteLine(
-            (evictor is null ? string.Empty : $"{evictKilobytes} KB evicted before every request, ")
+            (http2 ? "HTTP/2, " : string.Empty)
+            + (evictor is null ? string.Empty : $"{evictKilobytes} KB evicted before every request, ")
             + (hostLogging ? "host logging, " : string.Empty)
             + $"{profile}: CPU per request HeaderCache {headerCache / 1000:F2} us, Kestrel alone {kestrel / 1000:F2} us, ratio {headerCache / kestrel:F3}"
             + $" (tenths of the run: median {(ratios[(Tenths / 2) - 1] + ratios[Tenths / 2]) / 2:F3}, {ratios[0]:F3} to {ratios[^1]:F3})"
@@ -89,7 +90,7 @@ internal static class ConnectionPathPairs
 
     // Turns of one invocation each (64 requests), the CPU time of each turn, less the evictor's, added to its server's
     // tenth of the run.
-    private static void Alternate(ConnectionPathBenchmarks[] servers, CacheEvictor? evictor, double seconds, double[,] cpu, long[,] turns)
+    private static void Alternate(IConnectionPath[] servers, CacheEvictor? evictor, double seconds, double[,] cpu, long[,] turns)
     {
         var clock = Stopwatch.StartNew();
         long limit = (long)(seconds * Stopwatch.Frequency);
