@@ -4,12 +4,28 @@ using HeaderCache.Benchmarks.ConnectionPath;
 using HeaderCache.Benchmarks.Study;
 
 // One entry point per question; the README says what each answers and how long it takes.
-if (args.Length is >= 3 and <= 5 && args[0] == "connection-path-pairs" && (args.Length < 5 || args[^1] == "logging"))
+if (args.Length > 0 && args[0] == "connection-path-pairs")
 {
-    bool hostLogging = args[^1] == "logging";
-    string[] numbers = hostLogging ? args[..^1] : args;
-    int evictKilobytes = numbers.Length == 4 ? int.Parse(numbers[3], CultureInfo.InvariantCulture) : 0;
-    ConnectionPathPairs.Run(args[1], double.Parse(args[2], CultureInfo.InvariantCulture), evictKilobytes, hostLogging, Console.Out);
+    // <profile> <seconds> [evictKB] [h2] [logging], the options in that order.
+    int at = 3;
+    int evictKilobytes = 0;
+    if (at < args.Length && int.TryParse(args[at], NumberStyles.None, CultureInfo.InvariantCulture, out evictKilobytes))
+    {
+        at++;
+    }
+
+    bool http2 = at < args.Length && args[at] == "h2";
+    at += http2 ? 1 : 0;
+    bool hostLogging = at < args.Length && args[at] == "logging";
+    at += hostLogging ? 1 : 0;
+    if (args.Length < 3 || at != args.Length)
+    {
+        Console.Error.WriteLine("usage: connection-path-pairs <profile> <seconds> [evictKB] [h2] [logging]");
+        Environment.ExitCode = 2;
+        return;
+    }
+
+    ConnectionPathPairs.Run(args[1], double.Parse(args[2], CultureInfo.InvariantCulture), evictKilobytes, hostLogging, http2, Console.Out);
     return;
 }
 

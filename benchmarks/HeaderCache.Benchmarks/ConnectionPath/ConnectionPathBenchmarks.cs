@@ -1,7 +1,9 @@
 using BenchmarkDotNet.Attributes;
 using HeaderCache.InMemory;
 using HeaderCache.Traffic;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Benchmarks.ConnectionPath;
@@ -12,7 +14,7 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 /// allocated are per HTTP request (the app answers 200 with an empty body and reads nothing).
 /// </summary>
 [MemoryDiagnoser]
-public class ConnectionPathBenchmarks
+public class ConnectionPathBenchmarks : IConnectionPath
 {
     internal const int RequestsPerInvoke = 64;
 
@@ -37,15 +39,7 @@ public class ConnectionPathBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _server = InMemoryKestrel.StartAsync(Server == Mode.HeaderCache, static _ => Task.CompletedTask, builder =>
-        {
-            if (HostLogging)
-            {
-                builder.Logging.AddProvider(new WarningLoggerProvider());
-            }
-
-            builder.WebHost.ConfigureKestrel(k => k.DisableStringReuse = Server == Mode.KestrelNoReuse);
-        }).GetAwaiter().GetResult();
+        _server = Start(Server, HostLogging, http2: false);
 
         // A pool of rendered requests, cycled: whole profile rounds, placeholders filled per request.
         TrafficProfile profile = TrafficProfile.Load(Profile);
@@ -86,6 +80,40 @@ public class ConnectionPathBenchmarks
 
     /// <summary>What empties the processor's caches before every request, or none (BenchmarkDotNet's runs).</summary>
     internal CacheEvictor? Evictor { get; set; }
+
+    /// <summary>
+    /// Starts Kestrel as <paramref name="server"/> says on an in-memory transport, the app answering 200 with an empty
+    /// body; with <paramref name="http2"/>, an endpoint of HTTP/2 alone, the one on which Kestrel takes h2c with prior
+    /// knowledge (with its default protocols a cleartext endpoint answers HTTP/1.1 only).
+    /// </summary>
+    internal static InMemoryKestrel Start(Mode server, bool hostLogging, bool http2) =>
+        InMemoryKestrel.StartAsync(onTransport =>
+        {
+            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+            builder.Logging.ClearProviders();
+
+            // Before the transport's endpoint: endpoint defaults apply to an endpoint as it is declared.
+            if (http2)
+            {
+                builder.WebHost.ConfigureKestrel(k => k.ConfigureEndpointDefaults(listen => listen.Protocols = HttpProtocols.Http2));
+            }
+
+            if (server == Mode.HeaderCache)
+            {
+                builder.WebHost.UseHeaderStringCache();
+            }
+
+            onTransport(builder);
+            if (hostLogging)
+            {
+                builder.Logging.AddProvider(new WarningLoggerProvider());
+            }
+
+            builder.WebHost.ConfigureKestrel(k => k.DisableStringReuse = server == Mode.KestrelNoReuse);
+            WebApplication app = builder.Build();
+            app.Run(static _ => Task.CompletedTask);
+            return app;
+        }).GetAwaiter().GetResult();
 
     private async Task RoundTripAsync()
     {
