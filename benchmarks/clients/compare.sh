@@ -45,7 +45,7 @@ BUILD=1
 RESULTS_ROOT="$HERE/results"
 APP_ENV="Sample__Echo=false"   # read by modes.sh's mode_env
 
-usage() { sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
