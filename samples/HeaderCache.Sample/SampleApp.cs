@@ -82,6 +82,11 @@ public static class SampleApp
             return context.Response.WriteAsJsonAsync(new CacheState(cache is not null, cache?.IsActive ?? false, cache?.InactiveReason, cache?.Hits ?? 0, cache?.Misses ?? 0));
         }
 
+        if (SampleGrpc.Matches(request))
+        {
+            return SampleGrpc.HandleAsync(context);
+        }
+
         if (!echo || (HttpMethods.IsGet(request.Method) && request.Path.Equals("/plaintext", StringComparison.Ordinal)))
         {
             context.Response.ContentType = "text/plain";
