@@ -195,8 +195,10 @@ def measure(browser, runs, tls):
                 connections = {k.split("|", 1)[1]: v for k, v in cache.items() if k.startswith("headercache.connections|")}
                 served, created = cache.get("headercache.lines|served", 0), cache.get("headercache.lines|created", 0)
                 avoided = cache.get("headercache.allocation.avoided", 0)
+                # HeaderCache meters the bytes it avoided on HTTP/1.1 only: over TLS it would print 0.
+                avoided_text = ("not metered on HTTP/2" if tls else f"{avoided:,} ({avoided / requests:,.0f} per request)")
                 line += (f", lines served {served} of {served + created} ({served / max(1, served + created):.1%}),"
-                         f" bytes avoided {avoided:,} ({avoided / requests:,.0f} per request),"
+                         f" bytes avoided {avoided_text},"
                          f" evictions {cache.get('headercache.evictions|value', 0)} values / {cache.get('headercache.evictions|name', 0)} names,"
                          f" connections {connections}")
             print(line, flush=True)
