@@ -9,12 +9,13 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 
 def start(dll, env):
-    """Runs `dotnet dll` on 127.0.0.1 with a free port and `env` added to the environment; returns (process, port)."""
+    """Runs `dotnet dll` on 127.0.0.1 with a free port and `env` added to the environment; returns (process, port).
+    The port is the first one the server logs, http or https (an endpoint in `env` replaces the --urls given here)."""
     proc = subprocess.Popen(["dotnet", dll, "--urls", "http://127.0.0.1:0", "--contentRoot", os.path.join(REPO, "samples", "HeaderCache.Sample")],
                             env=dict(os.environ, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 30
     for line in proc.stdout:
-        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
+        m = re.search(r"Now listening on: https?://127\.0\.0\.1:(\d+)", line)
         if m:
             # Keep reading the log, so that a chatty server never blocks on a full pipe.
             threading.Thread(target=proc.stdout.read, daemon=True).start()

@@ -37,7 +37,10 @@ public static class SampleApp
         bool echo = builder.Configuration.GetValue("Sample:Echo", defaultValue: true);
 
         // Sample:CacheStats=true adds HeaderCache's metric totals to /stats (for benchmarks/browser).
-        SampleCacheStats? cacheStats = builder.Configuration.GetValue<bool>("Sample:CacheStats") ? new SampleCacheStats() : null;
+        // With them, whether the application gets the same string instances for values a connection repeats.
+        bool withCacheStats = builder.Configuration.GetValue<bool>("Sample:CacheStats");
+        SampleCacheStats? cacheStats = withCacheStats ? new SampleCacheStats() : null;
+        SampleValueReuse? valueReuse = withCacheStats ? new SampleValueReuse() : null;
 
         configure?.Invoke(builder);
         var app = builder.Build();
@@ -48,13 +51,14 @@ public static class SampleApp
 
         // WebSockets only on /ws (a WebSocket echo), so other requests do not pay for the middleware.
         app.UseWhen(static context => context.Request.Path.Equals("/ws", StringComparison.Ordinal), static ws => ws.UseWebSockets());
-        app.Run(context => HandleAsync(context, echo, cacheStats));
+        app.Run(context => HandleAsync(context, echo, cacheStats, valueReuse));
         return app;
     }
 
-    private static Task HandleAsync(HttpContext context, bool echo, SampleCacheStats? cacheStats)
+    private static Task HandleAsync(HttpContext context, bool echo, SampleCacheStats? cacheStats, SampleValueReuse? valueReuse)
     {
         Interlocked.Increment(ref s_requests);
+        valueReuse?.Record(context);
         HttpRequest request = context.Request;
         if (request.Path.Equals("/ws", StringComparison.Ordinal) && context.WebSockets.IsWebSocketRequest)
         {
@@ -67,7 +71,7 @@ public static class SampleApp
             long? heap = request.Query.ContainsKey("heap") ? GC.GetTotalMemory(forceFullCollection: true) : null;
             // The JIT's time so far: benchmarks/wrk/compare.sh reports how much of it fell into its measured runs.
             long jitMicroseconds = (long)System.Runtime.JitInfo.GetCompilationTime().TotalMicroseconds;
-            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), jitMicroseconds, heap, cacheStats?.Totals));
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), jitMicroseconds, heap, cacheStats?.Totals, valueReuse?.Read(context)));
         }
 
         if (request.Path.StartsWithSegments("/site", StringComparison.Ordinal))
@@ -168,7 +172,7 @@ public static class SampleApp
         return view.ToString();
     }
 
-    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long JitMicroseconds, long? HeapBytes, IReadOnlyDictionary<string, long>? Cache);
+    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long JitMicroseconds, long? HeapBytes, IReadOnlyDictionary<string, long>? Cache, SampleValueReuse.Snapshot? ValueReuse);
 
     private sealed record CacheState(bool Present, bool Active, string? Reason, long Hits, long Misses);
 }
