@@ -8,10 +8,10 @@ namespace HeaderCache.Tests.Http2Fuzzing;
 public sealed class Http2CaseGeneratorTests
 {
     /// <summary>
-    /// A stream the client ends short of (or past) its Content-Length, or resets, after its header block: Kestrel alone
-    /// gives its handler an empty body or a failed read as its threads decide, unless a sync point lies between the two,
-    /// where the handler is already waiting in its read. Seed 12's case 77263 broke this (a held request resolved in
-    /// the last-chance fault loop).
+    /// A stream the client ends short of (or past) its Content-Length, or resets, after its header block: what its handler
+    /// sees from Kestrel alone (an empty body or a failed read; for a reset, whether it ran at all) is up to Kestrel's
+    /// threads, unless a sync point lies between the two, where the handler is already waiting in its read. Seed 12's
+    /// case 77263 broke this (a held request resolved in the last-chance fault loop).
     /// </summary>
     [Theory]
     [InlineData(12)]
