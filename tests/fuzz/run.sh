@@ -15,10 +15,13 @@ MINUTES="${1:-10}"
 CASES="${2:-250000}"
 FIRST="${3:-1}"
 SEEDS="${4:-4}"
+# The whole output of each seed (a divergence's bytes, cut and both transcripts) goes to a log of its own.
+LOGS="${FUZZ_LOGS:-${TMPDIR:-/tmp}}"
 dotnet build tests/HeaderCache.Tests -c Release -nologo -v q
 for ((seed = FIRST; seed < FIRST + SEEDS; seed++)); do
   env "${PREFIX}_SEED=$seed" "${PREFIX}_CASES=$CASES" "${PREFIX}_MINUTES=$MINUTES" \
     dotnet test tests/HeaderCache.Tests -c Release --no-build \
       --filter "FullyQualifiedName~$FILTER" \
-      --logger "console;verbosity=detailed" | grep -E "^ seed [0-9]+:|^ case |^ -- (on|alone) --|Passed!|Failed!" || true
+      --logger "console;verbosity=detailed" | tee "$LOGS/fuzz-${PREFIX}-seed$seed.log" \
+      | grep -E "^ seed [0-9]+[:,]|^ -- (on|alone) --|Passed!|Failed!" || true
 done

@@ -251,6 +251,15 @@ internal sealed class Http2CaseGenerator(int seed)
                 }
 
                 faults.Remove(fault);
+
+                // A request held open here (its fault never fired) is resolved across a sync point, as everywhere else:
+                // ended short of its Content-Length while its handler starts, it gets an empty body or a failed read from
+                // Kestrel alone, as its threads decide (docs/fuzzing.md).
+                if (_held.Count > 0)
+                {
+                    Sync();
+                }
+
                 ResolveHeld();
             }
 

@@ -7,7 +7,9 @@ namespace HeaderCache.Tests.Http2Fuzzing;
 /// Cases the HTTP/2 fuzzer found, kept as they were reduced. A HEADERS frame whose octets arrive in two reads (the
 /// frame header alone, or all but the block's last octets): against the first HTTP/2 reader (branch http2 at 4454f3d)
 /// Kestrel answered GOAWAY(last 0, INTERNAL_ERROR) and never saw the request, where alone it answers stream 1 and acks
-/// the PING.
+/// the PING. A body that ends short of (or past) its Content-Length: seed 12's case 77263 ended it in the write that
+/// completed the HEADERS frame, where Kestrel alone answers either way (docs/fuzzing.md); across a sync point, as the
+/// generator now sends it, the outcome is fixed.
 /// </summary>
 public sealed class Http2RegressionTests(Http2ServerPair servers) : IClassFixture<Http2ServerPair>
 {
@@ -36,5 +38,34 @@ public sealed class Http2RegressionTests(Http2ServerPair servers) : IClassFixtur
         Assert.Contains("stream 1:\n  HEADERS [:status: 200", alone, StringComparison.Ordinal);
         Assert.Contains("PING ack 53594E4300000000", alone, StringComparison.Ordinal);
         Assert.Equal(alone, on);
+    }
+
+    [Theory]
+    [InlineData(true, 0)]
+    [InlineData(false, 0)]
+    [InlineData(true, 2)]
+    [InlineData(false, 2)]
+    public async Task A_body_that_misses_its_content_length_after_a_sync_point_is_reset_as_on_Kestrel_alone(bool padded, int dataLength)
+    {
+        var writer = new FrameWriter();
+        writer.Preface();
+        writer.Settings();
+
+        // POST, http, /, authority "a", content-length 1 (a literal without indexing, name by static index 28).
+        writer.Headers(1, [0x83, 0x86, 0x84, 0x41, 0x01, 0x61, 0x0F, 0x0D, 0x01, 0x31], endStream: false, endHeaders: true, padding: padded ? 9 : null);
+        writer.Ping(Http2Fuzzing.SyncPing(0));
+        writer.Data(1, new byte[dataLength], endStream: true);
+        writer.Ping(Http2Fuzzing.SyncPing(1));
+        byte[] bytes = [.. writer.Bytes];
+
+        // Repeated: a run that depended on threads would not give the same transcript every time.
+        for (int run = 0; run < 20; run++)
+        {
+            (string on, string alone) = await servers.Fuzzer(new Engagement()).ExchangeAsync(new FuzzCase(run, bytes, [bytes.Length], Idle: false));
+
+            Assert.Contains("stream 1:\n  RST_STREAM code=1\n", alone, StringComparison.Ordinal);
+            Assert.Contains("-> aborted after 0 body octets (IOException)", alone, StringComparison.Ordinal);
+            Assert.Equal(alone, on);
+        }
     }
 }
