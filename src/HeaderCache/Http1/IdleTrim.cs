@@ -31,10 +31,16 @@ internal sealed class IdleTrim
     private int _beats;
     private int _trimmedWait = -1;
 
-    /// <summary>Kestrel now waits for the next request and the reader reads nothing until <see cref="Resume"/>.</summary>
-    public void Wait()
+    /// <summary>Kestrel now waits for the next request and the reader reads nothing until <see cref="Resume"/>. A wait
+    /// that <paramref name="continues"/> the last one (its read brought no bytes: Kestrel cancels an HTTP/2 connection's
+    /// pending read on every heartbeat) counts as the same wait.</summary>
+    public void Wait(bool continues = false)
     {
-        _waits++;
+        if (!continues)
+        {
+            _waits++;
+        }
+
         Volatile.Write(ref _state, Waiting);
     }
 
@@ -49,13 +55,14 @@ internal sealed class IdleTrim
     public bool OnHeartbeat(ITarget target)
     {
         int wait = Volatile.Read(ref _waits);
-        if (Volatile.Read(ref _state) != Waiting || wait != _seenWait)
+        if (wait != _seenWait)
         {
             (_seenWait, _beats) = (wait, 0);
             return false;
         }
 
-        if (++_beats < HeartbeatsBeforeTrim || _trimmedWait == wait)
+        // A beat that finds the reader between two parts of one wait counts, and the trim waits for the next beat.
+        if (++_beats < HeartbeatsBeforeTrim || _trimmedWait == wait || Volatile.Read(ref _state) != Waiting)
         {
             return false;
         }

@@ -39,6 +39,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
     private readonly IdleTrim _idle = new();
     private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
+    private bool _readBroughtNothing;   // the last wait ended in a cancellation alone, and the next continues it
 
     public Http2FrameReader(PipeReader input, HeaderBlockRewriter rewriter, HpackBlockDecoder decoder, int maxFrameSize)
     {
@@ -88,7 +89,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
         // GetResult: an async method here would be a state machine box for every read that waits, ~100 B a request.
         if (!read.IsCompleted && TransportRead.TryGet(ref read, out _transportRead, out short token))
         {
-            _idle.Wait();
+            _idle.Wait(continues: _readBroughtNothing);
             return new(this, token);
         }
 
@@ -100,12 +101,14 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
         _idle.Resume();
         if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
         {
+            _readBroughtNothing = result.IsCanceled && result.Buffer.IsEmpty;
             return result;
         }
 
         // Only part of a frame being held arrived (or a cancellation Kestrel did not ask for): Kestrel sees no bytes
         // and reads again, as it does when a read brings it part of a frame.
         _showsNothing = true;
+        _readBroughtNothing = false;
         return new ReadResult(default, isCanceled: false, isCompleted: false);
     }
 
