@@ -88,7 +88,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public PipeReader CreateHttp2Reader(PipeReader input)
     {
         var decoder = new HpackBlockDecoder(new HpackDynamicTable(_limits.HeaderTableSize), _limits.MaxRequestHeaderFieldSize);
-        var streams = new Http2StreamHandoff(2 * _limits.MaxStreamsPerConnection);
+        var streams = new Http2StreamHandoff(2 * _limits.MaxStreamsPerConnection, _limits.MaxStreamsPerConnection);
         _rewriter = new HeaderBlockRewriter(decoder, _resolver, streams, _limits);
         _http2 = new Http2FrameReader(input, _rewriter, decoder, _limits.MaxFrameSize) { PassThroughStarted = OnPassThrough };
         RequestHeaders.Streams = streams;

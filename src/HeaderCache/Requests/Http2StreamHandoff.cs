@@ -8,18 +8,15 @@ namespace HeaderCache.Requests;
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
-/// connection needs about as many as it has streams opening at once: it keeps up to <see cref="PooledArrays"/>, empty,
-/// and a wider burst rents new ones.</para></remarks>
-internal sealed class Http2StreamHandoff(int capacity)
+/// connection needs about as many as it has streams opening at once (a page load's burst arrives in one read): it keeps
+/// up to <paramref name="pooledArrays"/> of them empty, as Kestrel pools up to that many streams, until it idles.</para></remarks>
+internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
 {
-    /// <summary>A browser opens six streams at once when a page loads; room for a few more.</summary>
-    public const int PooledArrays = 8;
-
     private readonly Lock _lock = new();
     private int[] _ids = [];
     private ArraySegment<TakenHeader>[] _lines = [];
     private int _count;
-    private readonly TakenHeader[]?[] _free = new TakenHeader[PooledArrays][];
+    private TakenHeader[]?[] _free = [];
     private int _freeCount;
 
     /// <summary>Whether an entry could be added now.</summary>
@@ -59,7 +56,12 @@ internal sealed class Http2StreamHandoff(int capacity)
         Array.Clear(lines);
         lock (_lock)
         {
-            if (_freeCount < PooledArrays)
+            if (_freeCount == _free.Length && _freeCount < pooledArrays)
+            {
+                Array.Resize(ref _free, Math.Min(pooledArrays, Math.Max(8, 2 * _free.Length)));
+            }
+
+            if (_freeCount < _free.Length)
             {
                 _free[_freeCount++] = lines;
             }
@@ -117,8 +119,7 @@ internal sealed class Http2StreamHandoff(int capacity)
     {
         lock (_lock)
         {
-            Array.Clear(_free);
-            _freeCount = 0;
+            (_free, _freeCount) = ([], 0);
         }
     }
 

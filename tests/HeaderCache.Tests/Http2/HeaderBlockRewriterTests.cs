@@ -12,7 +12,7 @@ namespace HeaderCache.Tests.Http2;
 public class HeaderBlockRewriterTests
 {
     private readonly HpackBlockDecoder _decoder = new(new HpackDynamicTable(4096), 32 * 1024);
-    private readonly Http2StreamHandoff _handoff = new(200);
+    private readonly Http2StreamHandoff _handoff = new(200, 100);
     private readonly HeaderBlockRewriter _rewriter;
     private int _stream = 1;
 
