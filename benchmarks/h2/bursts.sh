@@ -15,7 +15,7 @@ for mode in headercache kestrel; do
   for p in "$PROFILE" "$PROFILE-bare"; do
     log=$(mktemp)
     start_sample "$REPO" "$mode" "$log" Kestrel__EndpointDefaults__Protocols=Http2
-    for _ in $(seq 100); do port=$(sed -nE 's/.*Now listening on: http:\/\/127\.0\.0\.1:([0-9]+).*/\1/p' "$log" | head -1); [[ -n $port ]] && break; sleep 0.2; done
+    port=$(listening_port "$log" "$SAMPLE_PID") || exit 1
     B[$mode,$p]=$(node "$REPO/benchmarks/h2/bursts.js" "$port" "$TRAFFIC/$p.args" "$BURSTS" "$STREAMS" "$IDLE" | sed -nE 's/RESULT bytes_per_request=([0-9-]+).*/\1/p')
     kill "$SAMPLE_PID"; wait "$SAMPLE_PID" 2>/dev/null || true
     echo "$mode $p: ${B[$mode,$p]} B/request"

@@ -44,8 +44,8 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
             }
         }
 
-        // One too short is let go, so the arrays kept grow to the connection's longest blocks; a few fields to spare
-        // spare the next, slightly longer block a new array.
+        // One too short is let go, so the arrays kept grow to the connection's longest blocks; four fields of room
+        // keep the next, slightly longer block from needing a new array.
         return lines is not null && lines.Length >= length ? lines : new TakenHeader[length + 4];
     }
 
