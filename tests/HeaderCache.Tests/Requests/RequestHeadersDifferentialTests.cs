@@ -1,7 +1,12 @@
 using System.Collections;
 using System.Globalization;
 using System.Text;
+using System.Net;
 using HeaderCache.InMemory;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Logging;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
@@ -74,6 +79,113 @@ public sealed class RequestHeadersDifferentialTests
         // Without hits every line might have stayed with Kestrel, and the comparison would prove nothing.
         Assert.True(hits > 0, $"base seed {baseSeed}: no request was served from the cache");
         Assert.True(connectionsWithHits * 2 > ConnectionsPerSeed, $"base seed {baseSeed}: only {connectionsWithHits} of {ConnectionsPerSeed} connections had cache hits");
+    }
+
+    /// <summary>The same over HTTP/2 (h2c, .NET's HttpClient over the in-memory connection, its literals without indexing
+    /// taken out of each block): each stream's request reads its fields through a view of its own, some streams at
+    /// once.</summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    public async Task Http2_request_headers_answer_every_operation_as_with_Kestrel_alone(int baseSeed)
+    {
+        await using InMemoryKestrel cached = await StartHttp2Async(headerCache: true);
+        await using InMemoryKestrel alone = await StartHttp2Async(headerCache: false);
+        var seeds = new Random(baseSeed);
+        long hits = 0;
+        long viewsBefore = Interlocked.Read(ref OperationsApp.StreamViews);
+        for (int i = 0; i < ConnectionsPerSeed / 3; i++)
+        {
+            ClientConnection connection = ClientConnection.Generate(seeds.Next());
+            Exchange expected = await ExchangeHttp2Async(alone, connection);
+            Exchange actual = await ExchangeHttp2Async(cached, connection);
+            AssertSameResponses(baseSeed, connection, expected, actual);
+            Assert.Equal("no feature", expected.Hits);
+            hits += long.Parse(actual.Hits, NumberStyles.None, CultureInfo.InvariantCulture);
+        }
+
+        Assert.True(hits > 0, $"base seed {baseSeed}: no field was served from the cache");
+        Assert.True(Interlocked.Read(ref OperationsApp.StreamViews) > viewsBefore, $"base seed {baseSeed}: no request read its headers through a stream's view");
+    }
+
+    // Endpoint defaults apply to an endpoint as it is declared: HTTP/2 only is set before the transport's endpoint.
+    private static Task<InMemoryKestrel> StartHttp2Async(bool headerCache) =>
+        InMemoryKestrel.StartAsync(onTransport =>
+        {
+            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+            builder.Logging.ClearProviders();
+            builder.WebHost.ConfigureKestrel(kestrel => kestrel.ConfigureEndpointDefaults(listen => listen.Protocols = HttpProtocols.Http2));
+            if (headerCache)
+            {
+                builder.WebHost.UseHeaderStringCache();
+            }
+
+            onTransport(builder);
+            WebApplication built = builder.Build();
+            built.Run(OperationsApp.HandleAsync);
+            return built;
+        });
+
+    // The connection's requests as HTTP/2 streams on one connection (those of a pipelined connection all at once), then
+    // the cache's hits. HTTP/2 has no Connection field and its names are lower case: HttpClient sends them so.
+    private static async Task<Exchange> ExchangeHttp2Async(InMemoryKestrel server, ClientConnection connection)
+    {
+        InMemoryClient client = server.Connect();
+        using var http = new HttpClient(new SocketsHttpHandler
+        {
+            ConnectCallback = (_, _) => ValueTask.FromResult<Stream>(new DuplexPipeStream(client)),
+        });
+        Task<string>[] sends = new Task<string>[connection.Requests.Count];
+        for (int i = 0; i < sends.Length; i++)
+        {
+            sends[i] = SendHttp2Async(http, connection.Requests[i]);
+            if (!connection.Pipelined)
+            {
+                await sends[i];
+            }
+        }
+
+        var responses = new List<string>(await Task.WhenAll(sends));
+        string hits = await SendHttp2Async(http, HitsRequest);
+        return new Exchange(responses, hits[(hits.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..]);
+    }
+
+    private static async Task<string> SendHttp2Async(HttpClient http, byte[] head)
+    {
+        string[] lines = Encoding.Latin1.GetString(head).Split("\r\n");
+        string[] requestLine = lines[0].Split(' ');
+        int end = Array.IndexOf(lines, "");
+        using var request = new HttpRequestMessage(new HttpMethod(requestLine[0]), "http://localhost" + requestLine[1])
+        {
+            Version = HttpVersion.Version20,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        string body = string.Join("\r\n", lines[(end + 1)..]);
+        if (requestLine[0] == "POST")
+        {
+            request.Content = new ByteArrayContent(Encoding.Latin1.GetBytes(body));
+        }
+
+        foreach (string line in lines[1..end])
+        {
+            int colon = line.IndexOf(':', StringComparison.Ordinal);
+            string name = line[..colon];
+            if (name.Equals("Host", StringComparison.OrdinalIgnoreCase) || name.Equals("Connection", StringComparison.OrdinalIgnoreCase)
+                || name.Equals("Content-Length", StringComparison.OrdinalIgnoreCase))
+            {
+                continue;
+            }
+
+            // HTTP/1.1 drops the whitespace around a value; an HTTP/2 field has none.
+            string value = line[(colon + 1)..].Trim(' ');
+            if (!request.Headers.TryAddWithoutValidation(name, value))
+            {
+                request.Content?.Headers.TryAddWithoutValidation(name, value);
+            }
+        }
+
+        using HttpResponseMessage response = await http.SendAsync(request);
+        return $"{(int)response.StatusCode}\r\n\r\n{await response.Content.ReadAsStringAsync()}";
     }
 
     private static void AssertSameResponses(int baseSeed, ClientConnection connection, Exchange expected, Exchange actual)
@@ -271,8 +383,16 @@ public sealed class RequestHeadersDifferentialTests
     /// </summary>
     private static class OperationsApp
     {
+        /// <summary>Requests that read their headers through an HTTP/2 stream's view, so the view's path was run.</summary>
+        public static long StreamViews;
+
         public static async Task HandleAsync(HttpContext context)
         {
+            if (context.Request.Headers is HeaderCache.Requests.Http2StreamHeaders)
+            {
+                Interlocked.Increment(ref StreamViews);
+            }
+
             string body;
             if (context.Request.Path == "/hits")
             {
@@ -551,5 +671,38 @@ public sealed class RequestHeadersDifferentialTests
         }
 
         private static string Quote(string value) => "\"" + value + "\"";
+    }
+
+    /// <summary>An in-memory connection's client end as the stream HttpClient reads and writes.</summary>
+    private sealed class DuplexPipeStream(InMemoryClient client) : Stream
+    {
+        private readonly Stream _input = client.Input.AsStream();
+        private readonly Stream _output = client.Output.AsStream();
+
+        public override bool CanRead => true;
+        public override bool CanWrite => true;
+        public override bool CanSeek => false;
+        public override long Length => throw new NotSupportedException();
+        public override long Position { get => throw new NotSupportedException(); set => throw new NotSupportedException(); }
+
+        public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default) => _input.ReadAsync(buffer, cancellationToken);
+        public override int Read(byte[] buffer, int offset, int count) => _input.Read(buffer, offset, count);
+        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default) => _output.WriteAsync(buffer, cancellationToken);
+        public override void Write(byte[] buffer, int offset, int count) => _output.Write(buffer, offset, count);
+        public override Task FlushAsync(CancellationToken cancellationToken) => _output.FlushAsync(cancellationToken);
+        public override void Flush() => _output.Flush();
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        protected override void Dispose(bool disposing)
+        {
+            if (disposing)
+            {
+                _output.Dispose();
+                _input.Dispose();
+            }
+
+            base.Dispose(disposing);
+        }
     }
 }
