@@ -39,7 +39,10 @@ internal sealed class CachedRequestHeaders : RequestHeadersView
         // Kestrel's request features fall back to the connection's, where the middleware put the connection's view.
         // The indexer, not Get<T>: a generic method called through an interface costs a runtime dictionary lookup.
         headers = requestFeatures[typeof(CachedRequestHeaders)] as CachedRequestHeaders;
-        if (headers is not null)
+
+        // Not on HTTP/2: only the HTTP/1.1 reader shows heads (t_shown), and a stream's features are Kestrel's pooled
+        // stream, which the connection would then keep after Kestrel let go of it (a stream's objects, ~3 KB idle).
+        if (headers is { Streams: null })
         {
             headers._requestFeatures = requestFeatures;
         }
