@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
@@ -43,6 +44,28 @@ internal sealed class InMemoryKestrel : IAsyncDisposable
 
             onTransport(builder);
             configure?.Invoke(builder);
+            WebApplication built = builder.Build();
+            built.Run(app);
+            return built;
+        });
+
+    /// <summary>
+    /// Starts a slim app as <see cref="StartAsync(bool, RequestDelegate, Action{WebApplicationBuilder}?)"/> does, whose
+    /// endpoint speaks only HTTP/2 (h2c with prior knowledge): endpoint defaults apply to an endpoint as it is declared,
+    /// so they are set before the transport's endpoint.
+    /// </summary>
+    public static Task<InMemoryKestrel> StartHttp2Async(bool headerCache, RequestDelegate app) =>
+        StartAsync(onTransport =>
+        {
+            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+            builder.Logging.ClearProviders();
+            builder.WebHost.ConfigureKestrel(kestrel => kestrel.ConfigureEndpointDefaults(listen => listen.Protocols = HttpProtocols.Http2));
+            if (headerCache)
+            {
+                builder.WebHost.UseHeaderStringCache();
+            }
+
+            onTransport(builder);
             WebApplication built = builder.Build();
             built.Run(app);
             return built;

@@ -3,10 +3,6 @@ using System.Globalization;
 using System.Text;
 using System.Net;
 using HeaderCache.InMemory;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
-using Microsoft.Extensions.Logging;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 
@@ -89,8 +85,8 @@ public sealed class RequestHeadersDifferentialTests
     [InlineData(2)]
     public async Task Http2_request_headers_answer_every_operation_as_with_Kestrel_alone(int baseSeed)
     {
-        await using InMemoryKestrel cached = await StartHttp2Async(headerCache: true);
-        await using InMemoryKestrel alone = await StartHttp2Async(headerCache: false);
+        await using InMemoryKestrel cached = await InMemoryKestrel.StartHttp2Async(headerCache: true, OperationsApp.HandleAsync);
+        await using InMemoryKestrel alone = await InMemoryKestrel.StartHttp2Async(headerCache: false, OperationsApp.HandleAsync);
         var seeds = new Random(baseSeed);
         long hits = 0;
         long viewsBefore = Interlocked.Read(ref OperationsApp.StreamViews);
@@ -107,24 +103,6 @@ public sealed class RequestHeadersDifferentialTests
         Assert.True(hits > 0, $"base seed {baseSeed}: no field was served from the cache");
         Assert.True(Interlocked.Read(ref OperationsApp.StreamViews) > viewsBefore, $"base seed {baseSeed}: no request read its headers through a stream's view");
     }
-
-    // Endpoint defaults apply to an endpoint as it is declared: HTTP/2 only is set before the transport's endpoint.
-    private static Task<InMemoryKestrel> StartHttp2Async(bool headerCache) =>
-        InMemoryKestrel.StartAsync(onTransport =>
-        {
-            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-            builder.Logging.ClearProviders();
-            builder.WebHost.ConfigureKestrel(kestrel => kestrel.ConfigureEndpointDefaults(listen => listen.Protocols = HttpProtocols.Http2));
-            if (headerCache)
-            {
-                builder.WebHost.UseHeaderStringCache();
-            }
-
-            onTransport(builder);
-            WebApplication built = builder.Build();
-            built.Run(OperationsApp.HandleAsync);
-            return built;
-        });
 
     // The connection's requests as HTTP/2 streams on one connection (those of a pipelined connection all at once), then
     // the cache's hits. HTTP/2 has no Connection field and its names are lower case: HttpClient sends them so.
