@@ -21,8 +21,8 @@ public sealed class Http2ServerPair : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        On = await Http2Fuzzing.StartAsync(headerCache: true, OnApp);
-        Alone = await Http2Fuzzing.StartAsync(headerCache: false, AloneApp);
+        On = await InMemoryKestrel.StartHttp2Async(headerCache: true, OnApp.HandleAsync);
+        Alone = await InMemoryKestrel.StartHttp2Async(headerCache: false, AloneApp.HandleAsync);
     }
 
     public async Task DisposeAsync()

@@ -8,13 +8,9 @@ using System.Text.RegularExpressions;
 using HeaderCache.H2Client;
 using HeaderCache.InMemory;
 using HeaderCache.Tests.Fuzzing;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
-using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Tests.Http2Fuzzing;
 
@@ -104,24 +100,6 @@ internal static partial class Http2Fuzzing
     /// <summary>Whether a frame is a sync point's PING (or, with ACK, its answer).</summary>
     public static bool IsSync(byte flags, int stream, ReadOnlySpan<byte> payload) =>
         stream == 0 && payload.Length == 8 && payload.StartsWith(SyncMagic) && (flags & ~FrameFlags.Ack) == 0;
-
-    /// <summary>Starts a Kestrel (HeaderCache on if <paramref name="headerCache"/>) with an HTTP/2-only endpoint and <paramref name="app"/>.</summary>
-    public static Task<InMemoryKestrel> StartAsync(bool headerCache, Http2FuzzApp app) =>
-        InMemoryKestrel.StartAsync(onTransport =>
-        {
-            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
-            builder.Logging.ClearProviders();
-            builder.WebHost.ConfigureKestrel(kestrel => kestrel.ConfigureEndpointDefaults(listen => listen.Protocols = HttpProtocols.Http2));
-            if (headerCache)
-            {
-                builder.WebHost.UseHeaderStringCache();
-            }
-
-            onTransport(builder);
-            WebApplication built = builder.Build();
-            built.Run(app.HandleAsync);
-            return built;
-        });
 
     /// <summary>
     /// A case to <paramref name="server"/>: its writes, waits at each sync point, the FIN, and the transcript; the
