@@ -6,21 +6,27 @@ using Microsoft.Extensions.Primitives;
 namespace HeaderCache.Requests;
 
 /// <summary>A request's headers as the application sees them when lines were taken out of its head: Kestrel's own
-/// collection, with the taken lines of known names written into it, and the taken lines of other names, which are
-/// copied in only when a caller needs the whole collection. An HTTP/1.1 connection has one
-/// (<see cref="CachedRequestHeaders"/>), an HTTP/2 stream borrows one from its connection
+/// collection, with the taken lines of known names written into it, and the taken lines of other names, which this view
+/// answers for itself until a caller changes the collection. An HTTP/1.1 connection has one
+/// (<see cref="CachedRequestHeaders"/>), an HTTP/2 stream of Kestrel's has one of its own
 /// (<see cref="Http2StreamHeaders"/>).</summary>
 /// <remarks><para>Copying a line of another name in costs what Kestrel's own insert costs, for every line, read or not,
-/// while most requests read a few headers by name, or none. So a read by name is answered from those lines or from
-/// Kestrel's collection, and everything else (enumeration, <c>Count</c>, <c>Keys</c>, <c>Values</c>, any change) first
-/// copies them in, exactly as Kestrel's parser would have added them.</para>
+/// while most requests read a few headers by name, or none. So every read (by name, enumeration, <c>Count</c>,
+/// <c>Keys</c>, <c>Values</c>, <c>CopyTo</c>) is answered from those lines and Kestrel's collection together, and only a
+/// change copies them in first, exactly as Kestrel's parser would have added them.</para>
+/// <para>A read never writes: with Kestrel alone, threads that only read a request's headers can do so at the same
+/// time, and so they can here. The lines are fixed before the application runs and stay until Kestrel is done with the
+/// request (each owner says how), and nothing is copied in but by a change, which is no more safe alongside a read than
+/// with Kestrel alone.</para>
 /// <para>Known names go into Kestrel's fields at once, so Kestrel holds their values as the previous request's and
-/// hands them back when the next request sends the same bytes. Kestrel enumerates its fields before the other names, so
-/// writing the known ones first changes nothing a caller can see.</para>
+/// hands them back when the next request sends the same bytes. Kestrel enumerates its fields first, then the other
+/// names in the order they were added; while this view holds lines of other names, Kestrel's collection holds none (a
+/// reader takes all of a head's or block's lines of other names, or none), so Kestrel's enumeration followed by the
+/// lines is the order Kestrel alone gives.</para>
 /// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
-/// Kestrel's collection, never both (the lines Kestrel acts on are never taken, and all lines of a repeated name are
-/// taken), and both match names case-insensitively. A head that repeats another name is copied at once: Kestrel keeps
-/// such values in one array that every read returns, which a view could only imitate.</para></remarks>
+/// Kestrel's collection, never both, and both match names case-insensitively. A head that repeats another name is
+/// copied at once: Kestrel keeps such values in one array that every read returns, which a view could only imitate.
+/// </para></remarks>
 internal abstract class RequestHeadersView : IHeaderDictionary
 {
     // Until the first request with taken lines there is no Kestrel collection to stand for.
@@ -70,10 +76,44 @@ internal abstract class RequestHeadersView : IHeaderDictionary
     public bool TryGetValue(string key, [MaybeNullWhen(false)] out StringValues value) =>
         TryGetTaken(key, out value) || _kestrel.TryGetValue(key, out value);
 
-    // Everything else is Kestrel's collection's own answer once the taken lines are in it.
-    public ICollection<string> Keys => Kestrel().Keys;
-    public ICollection<StringValues> Values => Kestrel().Values;
-    public int Count => Kestrel().Count;
+    // The whole collection is Kestrel's followed by the lines of other names held here, as Kestrel alone would list it;
+    // Keys and Values are made as Kestrel's collection makes them.
+    public ICollection<string> Keys => this.Select(header => header.Key).ToHashSet(StringComparer.OrdinalIgnoreCase);
+    public ICollection<StringValues> Values => this.Select(header => header.Value).ToList();
+    public int Count => _kestrel.Count + HeldCount();
+    public bool Contains(KeyValuePair<string, StringValues> item) => TryGetValue(item.Key, out StringValues value) && value.Equals(item.Value);
+
+    public void CopyTo(KeyValuePair<string, StringValues>[] array, int arrayIndex)
+    {
+        _kestrel.CopyTo(array, arrayIndex);
+        int held = HeldCount();
+        if (held == 0)
+        {
+            return;
+        }
+
+        // Kestrel's dictionary of other names checks the room for all its entries before it copies one.
+        arrayIndex += _kestrel.Count;
+        if (array.Length - arrayIndex < held)
+        {
+            throw new ArgumentException("Destination array is not long enough to copy all the items in the collection. Check array index and length.");
+        }
+
+        foreach (ref readonly TakenHeader line in Lines)
+        {
+            if (line.Known < 0)
+            {
+                array[arrayIndex++] = new(line.Name!, line.Value);
+            }
+        }
+    }
+
+    public IEnumerator<KeyValuePair<string, StringValues>> GetEnumerator() =>
+        _nameLengths == 0 ? _kestrel.GetEnumerator() : new Enumerator(this, _kestrel.GetEnumerator());
+
+    IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+
+    // A change: from here on Kestrel's collection, with the lines in it, answers everything.
 #pragma warning disable ASP0019 // The view must forward Add as it is: it throws on a duplicate key as Kestrel's does.
     public void Add(string key, StringValues value) => Kestrel().Add(key, value);
 #pragma warning restore ASP0019
@@ -81,10 +121,6 @@ internal abstract class RequestHeadersView : IHeaderDictionary
     public bool Remove(string key) => Kestrel().Remove(key);
     public bool Remove(KeyValuePair<string, StringValues> item) => Kestrel().Remove(item);
     public void Clear() => Kestrel().Clear();
-    public bool Contains(KeyValuePair<string, StringValues> item) => Kestrel().Contains(item);
-    public void CopyTo(KeyValuePair<string, StringValues>[] array, int arrayIndex) => Kestrel().CopyTo(array, arrayIndex);
-    public IEnumerator<KeyValuePair<string, StringValues>> GetEnumerator() => Kestrel().GetEnumerator();
-    IEnumerator IEnumerable.GetEnumerator() => Kestrel().GetEnumerator();
 
     /// <summary>Adds one taken line to <paramref name="headers"/> as Kestrel's parser adds it: a repeated name's value
     /// after its earlier ones.</summary>
@@ -140,6 +176,21 @@ internal abstract class RequestHeadersView : IHeaderDictionary
         return _kestrel;
     }
 
+    // The lines of other names held here and not in Kestrel's collection: each name once, as a repeat is copied in.
+    private int HeldCount()
+    {
+        int held = 0;
+        if (_nameLengths != 0)
+        {
+            foreach (ref readonly TakenHeader line in Lines)
+            {
+                held += line.Known < 0 ? 1 : 0;
+            }
+        }
+
+        return held;
+    }
+
     private bool TryGetTaken(string key, out StringValues value)
     {
         if (key is not null && (_nameLengths & (1UL << key.Length)) != 0)
@@ -156,5 +207,55 @@ internal abstract class RequestHeadersView : IHeaderDictionary
 
         value = default;
         return false;
+    }
+
+    /// <summary>Kestrel's enumeration, then the lines of other names held here, in the order they were sent.</summary>
+    private sealed class Enumerator(RequestHeadersView view, IEnumerator<KeyValuePair<string, StringValues>> kestrel)
+        : IEnumerator<KeyValuePair<string, StringValues>>
+    {
+        // The next line to look at, or -1 while Kestrel's enumerator runs.
+        private int _next = -1;
+
+        public KeyValuePair<string, StringValues> Current { get; private set; }
+
+        object IEnumerator.Current => Current;
+
+        public bool MoveNext()
+        {
+            if (_next < 0)
+            {
+                if (kestrel.MoveNext())
+                {
+                    Current = kestrel.Current;
+                    return true;
+                }
+
+                _next = 0;
+            }
+
+            // Lines a change has copied in are Kestrel's to list.
+            ReadOnlySpan<TakenHeader> lines = view._nameLengths != 0 ? view.Lines : [];
+            while (_next < lines.Length)
+            {
+                ref readonly TakenHeader line = ref lines[_next++];
+                if (line.Known < 0)
+                {
+                    Current = new(line.Name!, line.Value);
+                    return true;
+                }
+            }
+
+            Current = default;
+            return false;
+        }
+
+        public void Reset()
+        {
+            kestrel.Reset();
+            _next = -1;
+            Current = default;
+        }
+
+        public void Dispose() => kestrel.Dispose();
     }
 }
