@@ -78,7 +78,6 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     {
         var reader = new CompactingPipeReader(input, _compactor, _limits);
         reader.PassThroughStarted = OnPassThrough;
-        reader.HeadShown = RequestHeaders.OnHeadShown;
         reader.Http2Started = CreateHttp2Reader;
         return reader;
     }
@@ -163,7 +162,6 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         _http2?.EndIdle();
         _compactor.Dispose();
         RequestHeaders.Streams?.Clear();
-        RequestHeaders.Detach();
     }
 
     private void OnPassThrough(PassThroughReason reason)

@@ -133,7 +133,6 @@ internal sealed partial class CompactingPipeReader
         }
 
         _sectionLength = prefix + _compactor.SectionLength;
-        HeadShown?.Invoke();
         if (!_compactor.HasTakenLines)
         {
             // Nothing to put back: the request-level part finds no entry and does nothing.

@@ -76,10 +76,6 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
     /// to; without it the connection passes through.</summary>
     public Func<PipeReader, PipeReader>? Http2Started { get; set; }
 
-    /// <summary>Called on the thread that shows Kestrel a complete head, just before Kestrel parses it there (and, for a
-    /// head in one piece, creates the request's context there too).</summary>
-    public Action? HeadShown { get; set; }
-
     /// <summary>Whether the last view is the start of a request: leading CR/LF and the request line so far.</summary>
     internal bool ShowsRequestLine => _stage == Stage.RequestLine;
 
@@ -168,9 +164,6 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
         switch (_stage)
         {
             case Stage.PassThrough:
-                // Kestrel may parse a head here and create its request's context: the request-level part then finds
-                // the connection's empty part through this thread instead of the request's features.
-                HeadShown?.Invoke();
                 _input.AdvanceTo(consumed, examined);
                 return;
 

@@ -1,8 +1,9 @@
 namespace HeaderCache.Requests;
 
 /// <summary>The header fields taken out of HTTP/2 header blocks, per stream, waiting for the request Kestrel creates
-/// for that stream; the arrays they travel in, which return here once nothing reads them; and the views requests read
-/// them through (<see cref="Http2StreamHeaders"/>), which return when their responses have completed.</summary>
+/// for that stream, and the arrays they travel in, which return here once nothing reads them: at once when every field
+/// went into Kestrel's collection, else when Kestrel starts the next request on the same stream object
+/// (<see cref="Http2StreamHeaders"/>).</summary>
 /// <remarks><para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
 /// thread pool, concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry
 /// reaches only its own stream's request.</para>
@@ -10,8 +11,8 @@ namespace HeaderCache.Requests;
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
 /// connection needs about as many as it has streams opening at once (a page load's burst arrives in one read): it keeps
-/// up to <paramref name="pooledArrays"/> of them empty, as Kestrel pools up to that many streams, and as many views, until it
-/// idles.</para></remarks>
+/// up to <paramref name="pooledArrays"/> of them empty, as Kestrel pools up to that many streams, until it idles.</para>
+/// </remarks>
 internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
 {
     private readonly Lock _lock = new();
@@ -20,8 +21,6 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     private int _count;
     private TakenHeader[]?[] _free = [];
     private int _freeCount;
-    private Http2StreamHeaders?[] _views = [];
-    private int _viewCount;
 
     /// <summary>Whether an entry could be added now.</summary>
     public bool HasRoom
@@ -72,39 +71,6 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
         }
     }
 
-    /// <summary>A view for a request to read its stream's fields through, given back with <see cref="ReturnView"/>.</summary>
-    public Http2StreamHeaders RentView()
-    {
-        lock (_lock)
-        {
-            if (_viewCount != 0)
-            {
-                Http2StreamHeaders view = _views[--_viewCount]!;
-                _views[_viewCount] = null;
-                return view;
-            }
-        }
-
-        return new Http2StreamHeaders(this);
-    }
-
-    /// <summary>Takes back a view from <see cref="RentView"/> whose request has ended.</summary>
-    public void ReturnView(Http2StreamHeaders view)
-    {
-        lock (_lock)
-        {
-            if (_viewCount == _views.Length && _viewCount < pooledArrays)
-            {
-                Array.Resize(ref _views, Math.Min(pooledArrays, Math.Max(8, 2 * _views.Length)));
-            }
-
-            if (_viewCount < _views.Length)
-            {
-                _views[_viewCount++] = view;
-            }
-        }
-    }
-
     /// <summary>Adds stream <paramref name="streamId"/>'s fields; false when full.</summary>
     public bool TryAdd(int streamId, ArraySegment<TakenHeader> lines)
     {
@@ -151,12 +117,12 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
         }
     }
 
-    /// <summary>The connection idles: lets go of the arrays and views no stream holds.</summary>
+    /// <summary>The connection idles: lets go of the arrays no stream holds.</summary>
     public void Trim()
     {
         lock (_lock)
         {
-            (_free, _freeCount, _views, _viewCount) = ([], 0, [], 0);
+            (_free, _freeCount) = ([], 0);
         }
     }
 

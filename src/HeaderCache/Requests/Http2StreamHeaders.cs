@@ -1,36 +1,62 @@
+using System.Runtime.CompilerServices;
 using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;
 
 /// <summary>An HTTP/2 request's headers when fields of names Kestrel has no field for were taken out of its stream's
-/// block: a view as on HTTP/1.1, borrowed from the connection's <see cref="Http2StreamHandoff"/> for the request and
-/// given back once its response has completed.</summary>
+/// block: a view as on HTTP/1.1, one for each of Kestrel's stream objects, which reads the fields of the last request
+/// that stream object carried.</summary>
 /// <remarks><para>Without a view every taken field would be written into Kestrel's collection whether or not anything
 /// reads it, and a stream Kestrel has just made (its pooled streams expire after 5 s idle, and a page load's burst
 /// needs many at once) would make its dictionary for them too.</para>
-/// <para>The view goes back from the response's <c>OnCompleted</c> callbacks, which Kestrel runs last to first, so
-/// after every one the application registered. It keeps its fields until the connection lends it again, so what still
-/// reads the request's headers after that (hosting's end of the request) reads them as they were; only a stream
-/// starting in between could change them.</para></remarks>
-internal sealed class Http2StreamHeaders(Http2StreamHandoff streams) : RequestHeadersView
+/// <para>A view lives and is reused exactly as the Kestrel stream object it belongs to: it is found from the request's
+/// features (the stream object itself), and it shows another request's fields only when Kestrel starts another request
+/// on that stream object, which Kestrel does only after it has disposed the previous request's context (after
+/// <c>OnCompleted</c> and hosting's end of the request). So a request reads its own fields until Kestrel is done with
+/// it, whatever other streams of the connection do meanwhile, as it reads its own collection. The array that held the
+/// previous request's fields goes back to the connection's <see cref="Http2StreamHandoff"/> at that moment; a view of a
+/// stream object Kestrel lets go of goes with it.</para></remarks>
+internal sealed class Http2StreamHeaders : RequestHeadersView
 {
-    private readonly Http2StreamHandoff _streams = streams;
+    // Keyed by Kestrel's stream object, which the table does not keep alive.
+    private static readonly ConditionalWeakTable<IFeatureCollection, Http2StreamHeaders> ByStream = [];
 
-    private static readonly Func<object, Task> Completed = state =>
-    {
-        var view = (Http2StreamHeaders)state;
-        view._streams.ReturnView(view);
-        return Task.CompletedTask;
-    };
-
+    private readonly Http2StreamHandoff _streams;
     private ArraySegment<TakenHeader> _lines;
+
+    private Http2StreamHeaders(Http2StreamHandoff streams) => _streams = streams;
 
     protected override ReadOnlySpan<TakenHeader> Lines => _lines;
 
-    /// <summary>Puts <paramref name="lines"/>, a stream's fields, into the request: those of known names into Kestrel's
-    /// collection, the others through this view when there are any.</summary>
-    public void Show(IHttpRequestFeature request, IHttpResponseFeature response, ArraySegment<TakenHeader> lines)
+    /// <summary>Puts <paramref name="lines"/>, the fields taken out of the block of the stream whose request Kestrel is
+    /// creating with <paramref name="stream"/>'s features, into that request: those of known names into Kestrel's
+    /// collection, the others through the stream object's view when there are any.</summary>
+    public static void Show(IFeatureCollection stream, IHttpRequestFeature request, ArraySegment<TakenHeader> lines, Http2StreamHandoff streams)
     {
+        if (!HoldsOtherNames(lines))
+        {
+            // Everything goes into Kestrel's collection: no view is needed, and the array is free at once.
+            foreach (ref readonly TakenHeader line in lines.AsSpan())
+            {
+                Write(request.Headers, line);
+            }
+
+            streams.Return(lines.Array!);
+            return;
+        }
+
+        if (!ByStream.TryGetValue(stream, out Http2StreamHeaders? view))
+        {
+            view = new Http2StreamHeaders(streams);
+            ByStream.Add(stream, view);
+        }
+
+        view.Show(request, lines);
+    }
+
+    private void Show(IHttpRequestFeature request, ArraySegment<TakenHeader> lines)
+    {
+        // Kestrel has disposed the context of the stream object's previous request: nothing reads those fields now.
         if (_lines.Array is { } previous)
         {
             _streams.Return(previous);
@@ -40,13 +66,24 @@ internal sealed class Http2StreamHeaders(Http2StreamHandoff streams) : RequestHe
         if (Show(request.Headers))
         {
             request.Headers = this;
-            response.OnCompleted(Completed, this);
             return;
         }
 
-        // Everything is in Kestrel's collection: neither the view nor the array is needed any longer.
+        // A repeated name copied every field into Kestrel's collection.
         _lines = default;
         _streams.Return(lines.Array!);
-        _streams.ReturnView(this);
+    }
+
+    private static bool HoldsOtherNames(ArraySegment<TakenHeader> lines)
+    {
+        foreach (ref readonly TakenHeader line in lines.AsSpan())
+        {
+            if (line.Known < 0)
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 }

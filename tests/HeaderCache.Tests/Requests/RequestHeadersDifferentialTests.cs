@@ -652,7 +652,7 @@ public sealed class RequestHeadersDifferentialTests
     }
 
     /// <summary>An in-memory connection's client end as the stream HttpClient reads and writes.</summary>
-    private sealed class DuplexPipeStream(InMemoryClient client) : Stream
+    internal sealed class DuplexPipeStream(InMemoryClient client) : Stream
     {
         private readonly Stream _input = client.Input.AsStream();
         private readonly Stream _output = client.Output.AsStream();
