@@ -54,13 +54,7 @@ internal sealed record Divergence(int Seed, int Case, string Bytes, string Piece
     {
         get
         {
-            string[] on = On.Split('\n'), alone = Alone.Split('\n');
-            int line = 0;
-            while (line < on.Length && line < alone.Length && on[line] == alone[line])
-            {
-                line++;
-            }
-
+            (string[] on, string[] alone, int line) = FirstDifferingLine();
             string? within = alone.Take(line).LastOrDefault(l => l.StartsWith("app ", StringComparison.Ordinal)
                 || l.StartsWith("request ", StringComparison.Ordinal) || l.StartsWith("stream ", StringComparison.Ordinal));
             string onLine = line < on.Length ? on[line] : "(end)", aloneLine = line < alone.Length ? alone[line] : "(end)";
@@ -70,12 +64,45 @@ internal sealed record Divergence(int Seed, int Case, string Bytes, string Piece
                 at++;
             }
 
-            // A line's start names the point of a timeline; from there, the stretch around the first differing character.
-            int colon = aloneLine.IndexOf(": ", StringComparison.Ordinal);
+            // From the stretch around the first differing character.
             int from = Math.Max(0, at - 60);
-            return $"line {line + 1}{(within is null ? "" : $", within \"{within}\"")}{(from > 0 && colon > 0 ? $", at \"{aloneLine[..colon].Trim()}\"" : "")}:\n"
+            return $"line {line + 1}{(within is null ? "" : $", within \"{within}\"")}, at {Point}:\n"
                 + $"  on:    {Stretch(onLine, from)}\n  alone: {Stretch(aloneLine, from)}";
         }
+    }
+
+    /// <summary>
+    /// Where the transcripts first differ: the point of a header timeline ("hosting-end", "on-starting", ...) when the
+    /// first differing line is one, else "exchange" (what the client received, or an HTTP/2 app line).
+    /// </summary>
+    public string Point
+    {
+        get
+        {
+            (_, string[] alone, int line) = FirstDifferingLine();
+            string text = line < alone.Length ? alone[line] : "";
+            int colon = text.IndexOf(": ", StringComparison.Ordinal);
+            if (!text.StartsWith("  ", StringComparison.Ordinal) || colon < 0 || text.TrimStart().StartsWith("HEADERS", StringComparison.Ordinal))
+            {
+                return "exchange";
+            }
+
+            string point = text[..colon].Trim();
+            int detail = point.IndexOf(" (", StringComparison.Ordinal);
+            return point.StartsWith("on-completed", StringComparison.Ordinal) || detail < 0 ? point : point[..detail];
+        }
+    }
+
+    private (string[] On, string[] Alone, int Line) FirstDifferingLine()
+    {
+        string[] on = On.Split('\n'), alone = Alone.Split('\n');
+        int line = 0;
+        while (line < on.Length && line < alone.Length && on[line] == alone[line])
+        {
+            line++;
+        }
+
+        return (on, alone, line);
     }
 
     private static string Stretch(string line, int from) =>

@@ -69,6 +69,11 @@ public sealed class InProcessFuzzTests(InMemoryServerPair servers, ITestOutputHe
         output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F0} s; lines the cache served: {activity.LinesServed} of {activity.LinesTaken} it took out; idle trims: {pauses.Trims}");
         Http1Timelines on = servers.OnTimelines, alone = servers.AloneTimelines;
         output.WriteLine($"timelines: {on.Started} requests started, {on.Ended} reached hosting's end ({on.HostingEndEvents} events), {on.AfterABody} came after a body on their connection; alone {alone.Started}, {alone.Ended} ({alone.HostingEndEvents})");
+        if (result.Divergences.Count > 0)
+        {
+            output.WriteLine($"first differences by point: {string.Join(", ", result.Divergences.GroupBy(d => d.Point).Select(point => $"{point.Key} {point.Count()}"))}");
+        }
+
         foreach (Divergence divergence in result.Divergences.Take(5))
         {
             output.WriteLine(divergence.ToString());

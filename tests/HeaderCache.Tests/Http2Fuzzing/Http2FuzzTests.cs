@@ -75,6 +75,11 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
         output.WriteLine($"{result} in {started.Elapsed.TotalSeconds:F1} s ({result.Cases / started.Elapsed.TotalSeconds:F0} cases/s); {engagement}; idle trims: {pauses.Trims}");
         Http2FuzzApp on = servers.OnApp, alone = servers.AloneApp;
         output.WriteLine($"requests: {on.Started} started, {on.Ended} read at hosting's end ({on.HostingEndEvents} events), {on.Lingered} of those waited for a later stream, {on.Overlapped} saw one start, {on.LingerTimeouts} waited in vain; alone {alone.Started}, {alone.Ended}, {alone.Lingered}, {alone.Overlapped}, {alone.LingerTimeouts}");
+        if (result.Divergences.Count > 0)
+        {
+            output.WriteLine($"first differences by point: {string.Join(", ", result.Divergences.GroupBy(d => d.Point).Select(point => $"{point.Key} {point.Count()}"))}");
+        }
+
         foreach (Divergence divergence in result.Divergences.Take(3))
         {
             output.WriteLine(divergence.ToString());
