@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PREFIX=HEADERCACHE_FUZZ
-FILTER=InProcessFuzzTests.Generated
+FILTER=Fuzzing.InProcessFuzzTests.Generated
 if [[ "${1:-}" == "h2" ]]; then
   shift
   PREFIX=HEADERCACHE_H2FUZZ
