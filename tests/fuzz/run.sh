@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PREFIX=HEADERCACHE_FUZZ
-FILTER=InProcessFuzzTests.Generated
+FILTER=Fuzzing.InProcessFuzzTests.Generated
 if [[ "${1:-}" == "h2" ]]; then
   shift
   PREFIX=HEADERCACHE_H2FUZZ
@@ -15,7 +15,8 @@ MINUTES="${1:-10}"
 CASES="${2:-250000}"
 FIRST="${3:-1}"
 SEEDS="${4:-4}"
-# The whole output of each seed (a divergence's bytes, cut and both transcripts) goes to a log of its own.
+# The whole output of each seed (a divergence's bytes, cut and both transcripts) goes to a log of its own; the
+# terminal gets the counts, and for the first divergences where the transcripts first differ.
 LOGS="${FUZZ_LOGS:-${TMPDIR:-/tmp}}"
 dotnet build tests/HeaderCache.Tests -c Release -nologo -v q
 for ((seed = FIRST; seed < FIRST + SEEDS; seed++)); do
@@ -23,5 +24,5 @@ for ((seed = FIRST; seed < FIRST + SEEDS; seed++)); do
     dotnet test tests/HeaderCache.Tests -c Release --no-build \
       --filter "FullyQualifiedName~$FILTER" \
       --logger "console;verbosity=detailed" | tee "$LOGS/fuzz-${PREFIX}-seed$seed.log" \
-      | grep -E "^ seed [0-9]+[:,]|^ -- (on|alone) --|Passed!|Failed!" || true
+      | grep -E "^ seed [0-9]+[:,]|^ first differences by point|^ -- first difference|^   (on|alone): |Passed!|Failed!" || true
 done

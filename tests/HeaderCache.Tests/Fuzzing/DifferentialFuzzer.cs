@@ -48,7 +48,68 @@ internal sealed record FuzzMix(double Mutated, double Ended, double Idle, Func<i
 /// <summary>A case the two servers answered differently, with everything needed to replay it.</summary>
 internal sealed record Divergence(int Seed, int Case, string Bytes, string Pieces, string On, string Alone)
 {
-    public override string ToString() => $"seed {Seed}, case {Case} (pieces {Pieces}): \"{Bytes}\"\n-- on --\n{On}\n-- alone --\n{Alone}";
+    /// <summary>The first line of the transcripts that differs, with the last line before it that names a request
+    /// (HTTP/2 streams and both fuzzers' header timelines start with "app", "request" or "stream").</summary>
+    public string FirstDifference
+    {
+        get
+        {
+            (string[] on, string[] alone, int line) = FirstDifferingLine();
+            string? within = alone.Take(line).LastOrDefault(l => l.StartsWith("app ", StringComparison.Ordinal)
+                || l.StartsWith("request ", StringComparison.Ordinal) || l.StartsWith("stream ", StringComparison.Ordinal));
+            string onLine = line < on.Length ? on[line] : "(end)", aloneLine = line < alone.Length ? alone[line] : "(end)";
+            int at = 0;
+            while (at < onLine.Length && at < aloneLine.Length && onLine[at] == aloneLine[at])
+            {
+                at++;
+            }
+
+            // From the stretch around the first differing character.
+            int from = Math.Max(0, at - 60);
+            return $"line {line + 1}{(within is null ? "" : $", within \"{within}\"")}, at {Point}:\n"
+                + $"  on:    {Stretch(onLine, from)}\n  alone: {Stretch(aloneLine, from)}";
+        }
+    }
+
+    /// <summary>
+    /// Where the transcripts first differ: the point of a header timeline ("hosting-end", "on-starting", ...) when the
+    /// first differing line is one, else "exchange" (what the client received, or an HTTP/2 app line).
+    /// </summary>
+    public string Point
+    {
+        get
+        {
+            (_, string[] alone, int line) = FirstDifferingLine();
+            string text = line < alone.Length ? alone[line] : "";
+            int colon = text.IndexOf(": ", StringComparison.Ordinal);
+            if (!text.StartsWith("  ", StringComparison.Ordinal) || colon < 0 || text.TrimStart().StartsWith("HEADERS", StringComparison.Ordinal))
+            {
+                return "exchange";
+            }
+
+            string point = text[..colon].Trim();
+            int detail = point.IndexOf(" (", StringComparison.Ordinal);
+            return point.StartsWith("on-completed", StringComparison.Ordinal) || detail < 0 ? point : point[..detail];
+        }
+    }
+
+    private (string[] On, string[] Alone, int Line) FirstDifferingLine()
+    {
+        string[] on = On.Split('\n'), alone = Alone.Split('\n');
+        int line = 0;
+        while (line < on.Length && line < alone.Length && on[line] == alone[line])
+        {
+            line++;
+        }
+
+        return (on, alone, line);
+    }
+
+    private static string Stretch(string line, int from) =>
+        (from > 0 ? "..." : "") + (line.Length - from > 240 ? string.Concat(line.AsSpan(from, 240), "...") : line[Math.Min(from, line.Length)..]);
+
+    public override string ToString() =>
+        $"seed {Seed}, case {Case} (pieces {Pieces}): \"{Bytes}\"\n-- first difference, {FirstDifference}\n-- on --\n{On}\n-- alone --\n{Alone}";
 }
 
 /// <summary>Responses by status over a run, as Kestrel alone gave them: a run that never reached a status did not test it.</summary>

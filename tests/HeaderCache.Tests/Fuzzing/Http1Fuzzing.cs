@@ -62,10 +62,25 @@ internal static partial class Http1Fuzzing
 
     /// <summary>
     /// A case to <paramref name="server"/> (<see cref="InMemoryClient.ExchangeAsync"/>), the client pausing with
-    /// <paramref name="pauses"/> after every answer in idle cases.
+    /// <paramref name="pauses"/> after every answer in idle cases; after what the client saw, what the application read
+    /// of each request's headers over its life (<paramref name="timelines"/>, the server's).
     /// </summary>
-    public static FuzzExchange InMemory(InMemoryKestrel server, IdlePauses pauses) =>
-        fuzzCase => server.Connect().ExchangeAsync(fuzzCase.Bytes, fuzzCase.Pieces, fuzzCase.Idle ? pauses.PauseAsync : null);
+    public static FuzzExchange InMemory(InMemoryKestrel server, IdlePauses pauses, Http1Timelines timelines) =>
+        async fuzzCase =>
+        {
+            InMemoryClient client = server.Connect();
+            ConnectionTimelines requests = timelines.Open(client.ConnectionId);
+            try
+            {
+                string transcript = await client.ExchangeAsync(fuzzCase.Bytes, fuzzCase.Pieces, fuzzCase.Idle ? pauses.PauseAsync : null);
+                await requests.WaitAllEndedAsync(TimeSpan.FromSeconds(5));
+                return transcript + requests.Transcript();
+            }
+            finally
+            {
+                timelines.Close(client.ConnectionId);
+            }
+        };
 
     [GeneratedRegex("HTTP/1\\.1 (\\d{3}) ")]
     private static partial Regex StatusLine();

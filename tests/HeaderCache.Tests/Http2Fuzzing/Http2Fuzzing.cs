@@ -36,8 +36,10 @@ namespace HeaderCache.Tests.Http2Fuzzing;
 /// not), DATA as the total length in a row (Kestrel splits a response's data by the connection window it shares with
 /// other streams), RST_STREAM with its code, and flags.</item>
 /// <item>After which sync point the connection closed.</item>
-/// <item>Per stream, what the application saw: method, scheme, host, path and query, every header in enumeration
-/// order with its name as stored, the trailers, and the body's length or after how many bytes it was aborted.</item>
+/// <item>Per stream, what the application saw: method, scheme, host, path and query, the trailers, and the body's length
+/// or after how many bytes it was aborted; and its headers at every point of the request's life where an application
+/// can read them (<see cref="HeaderTimeline"/>): the handler's start, the body's end, <c>OnStarting</c>, both
+/// <c>OnCompleted</c> callbacks and hosting's end.</item>
 /// </list>
 /// <para>
 /// WINDOW_UPDATE frames from the server are left out, except the first on stream 0 (sent with the SETTINGS): the
@@ -51,10 +53,23 @@ namespace HeaderCache.Tests.Http2Fuzzing;
 /// does it send on: so which streams are active, which were refused, and what a RST_STREAM from the client finds are
 /// the same on every run, and no answer is lost to the client's FIN.
 /// </para>
+/// <para>
+/// A stream's response ends before Kestrel runs its <c>OnCompleted</c> callbacks and hosting ends the request, so the
+/// client goes on to the next sync point's streams while the earlier ones end. In lingering cases (odd-numbered cases
+/// that open 2 to 32 streams) hosting's end of each stream waits, up to <see cref="LingerLimit"/>, until another stream
+/// of the connection has started its handler (or none can come: all the client's streams started, it sent its last
+/// byte, or the server sent GOAWAY) before it reads the headers: so streams start while others end, on Kestrel alone as
+/// with HeaderCache, and what each ended request reads then is in the transcript. Which stream starts meanwhile depends
+/// on threads, but on Kestrel alone a request reads its own headers whatever else runs: the transcripts of Kestrel alone
+/// against itself stay equal (<c>HEADERCACHE_H2FUZZ_BASELINE=1</c>).
+/// </para>
 /// </remarks>
 internal static partial class Http2Fuzzing
 {
     private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(20);
+
+    /// <summary>How long hosting's end of a stream waits, at most, for another stream to start in lingering cases.</summary>
+    public static readonly TimeSpan LingerLimit = TimeSpan.FromMilliseconds(250);
 
     private static readonly byte[] SyncMagic = "SYNC"u8.ToArray();
 
@@ -103,19 +118,24 @@ internal static partial class Http2Fuzzing
 
     /// <summary>
     /// A case to <paramref name="server"/>: its writes, waits at each sync point, the FIN, and the transcript; the
-    /// connection's <see cref="IHeaderStringCacheFeature.Hits"/> go to <paramref name="engagement"/>.
+    /// connection's <see cref="IHeaderStringCacheFeature.Hits"/> go to <paramref name="engagement"/>. Odd-numbered cases
+    /// linger (see the remarks).
     /// </summary>
     public static FuzzExchange InMemory(InMemoryKestrel server, Http2FuzzApp app, Engagement? engagement = null, IdlePauses? pauses = null) =>
-        fuzzCase => ExchangeAsync(server, app, fuzzCase.Bytes, fuzzCase.Pieces, engagement, fuzzCase.Idle ? pauses : null);
+        fuzzCase => ExchangeAsync(server, app, fuzzCase.Bytes, fuzzCase.Pieces, engagement, fuzzCase.Idle ? pauses : null, linger: fuzzCase.Number % 2 == 1);
 
-    // With pauses, the connection idles at every sync point, once the client has all it waits for there.
-    public static async Task<string> ExchangeAsync(InMemoryKestrel server, Http2FuzzApp app, byte[] bytes, IReadOnlyList<int> cut, Engagement? engagement = null, IdlePauses? pauses = null)
+    // With pauses, the connection idles at every sync point, once the client has all it waits for there. With linger,
+    // hosting's end of each stream waits for a later stream's start, unless the case opens many streams: where Kestrel
+    // refuses streams over its limit, streams still ending would change which.
+    public static async Task<string> ExchangeAsync(InMemoryKestrel server, Http2FuzzApp app, byte[] bytes, IReadOnlyList<int> cut, Engagement? engagement = null, IdlePauses? pauses = null, bool linger = false)
     {
         InMemoryClient client = server.Connect();
         ConnectionLog log = app.Open(client.ConnectionId);
-        var received = new Received();
+        var received = new Received(log.StreamsOver);
         Task reading = received.ReadAsync(client.Input);
         ClientScript script = ClientScript.Parse(bytes);
+        log.ExpectedStreams = script.Syncs.Count > 0 ? script.Syncs[^1].Streams.Length : 0;
+        log.Linger = linger && log.ExpectedStreams is > 1 and <= 32;
         var notes = new StringBuilder();
         try
         {
@@ -142,6 +162,7 @@ internal static partial class Http2Fuzzing
                 }
             }
 
+            log.StreamsOver();
             if (!client.ServerDone)
             {
                 await client.CompleteAsync().WaitAsync(Deadline);
@@ -153,12 +174,13 @@ internal static partial class Http2Fuzzing
 
             await reading.WaitAsync(Deadline);
 
-            // Kestrel may close before the handlers of aborted streams have returned: their records are complete only then.
+            // Kestrel may close before the handlers of aborted streams have returned, and before hosting has ended their
+            // requests: their records are complete only then.
             DateTime deadline = DateTime.UtcNow + Deadline;
             while (DateTime.UtcNow < deadline)
             {
                 Task changed = log.ChangedAsync();
-                if (log.AllDone)
+                if (log.AllDone && log.AllEnded)
                 {
                     break;
                 }
@@ -172,6 +194,7 @@ internal static partial class Http2Fuzzing
         }
         finally
         {
+            log.StreamsOver();
             app.Close(client.ConnectionId);
         }
 
@@ -307,7 +330,7 @@ internal static partial class Http2Fuzzing
     private static partial Regex Outcome();
 
     /// <summary>Everything the client received on a connection, frame by frame, and what waits for it.</summary>
-    private sealed class Received
+    private sealed class Received(Action goingAway)
     {
         private readonly List<(int Acks, Frame Frame)> _frames = [];
         private readonly HashSet<int> _finished = [];
@@ -491,6 +514,11 @@ internal static partial class Http2Fuzzing
                     Volatile.Write(ref _acks, _acks + 1);
                 }
 
+                if (frame.Type == FrameType.GoAway)
+                {
+                    goingAway();
+                }
+
                 if (frame.StreamId != 0 && (frame.Type == FrameType.RstStream || (frame.Type is FrameType.Headers or FrameType.Data && frame.Has(FrameFlags.EndStream))))
                 {
                     _finished.Add(frame.StreamId);
@@ -547,6 +575,9 @@ internal sealed class StreamRecord(int stream, Action changed)
 
     public string Seen { get; set; } = "";
 
+    /// <summary>The request's headers over its life.</summary>
+    public HeaderTimeline? Timeline { get; set; }
+
     public string Outcome { get; set; } = "running";
 
     /// <summary>The handler waits in a read of the body.</summary>
@@ -587,6 +618,14 @@ internal sealed class ConnectionLog
 
     private readonly Lock _gate = new();
     private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _starts;
+    private volatile bool _streamsOver;
+
+    /// <summary>The streams the client's bytes open (whose header blocks end), as it reads them back.</summary>
+    public int ExpectedStreams { get; set; }
+
+    /// <summary>Whether hosting's end of each stream waits for a later stream to start (<see cref="AwaitLaterStart"/>).</summary>
+    public bool Linger { get; set; }
 
     /// <summary>Completes at the next step of any handler (<see cref="Signal"/>).</summary>
     public Task ChangedAsync()
@@ -612,11 +651,55 @@ internal sealed class ConnectionLog
     /// <summary>Whether every handler that started has returned.</summary>
     public bool AllDone => _streams.Values.All(record => record.Done);
 
+    /// <summary>Whether hosting has ended every request whose handler started.</summary>
+    public bool AllEnded => _streams.Values.All(record => record.Timeline is not { Ended: false });
+
+    /// <summary>No stream will start that has not been sent: the client has sent its last byte, or the server is going
+    /// away (a GOAWAY: Kestrel closes the connection only once hosting has ended every stream, so one that waited for a
+    /// stream the client would send after its close would wait in vain).</summary>
+    public void StreamsOver()
+    {
+        _streamsOver = true;
+        Signal();
+    }
+
+    /// <summary>
+    /// Blocks the caller, hosting's end of a request, until another stream's handler starts, up to
+    /// <paramref name="limit"/>; returns at once when every stream the client opens has started, or once no stream can
+    /// come (<see cref="StreamsOver"/>). True when a stream started meanwhile.
+    /// </summary>
+    public bool AwaitLaterStart(TimeSpan limit)
+    {
+        int seen = Volatile.Read(ref _starts);
+        if (seen >= ExpectedStreams)
+        {
+            return false;
+        }
+
+        DateTime deadline = DateTime.UtcNow + limit;
+        while (true)
+        {
+            // The task before the look, so that a start between the two wakes the wait.
+            Task changed = ChangedAsync();
+            if (Volatile.Read(ref _starts) > seen)
+            {
+                return true;
+            }
+
+            TimeSpan left = deadline - DateTime.UtcNow;
+            if (_streamsOver || left <= TimeSpan.Zero || !changed.Wait(left))
+            {
+                return Volatile.Read(ref _starts) > seen;
+            }
+        }
+    }
+
     public StreamRecord? Find(int stream) => _streams.GetValueOrDefault(stream);
 
     public void Add(StreamRecord record)
     {
         _streams[record.Stream] = record;
+        Interlocked.Increment(ref _starts);
         Signal();
     }
 
@@ -626,6 +709,7 @@ internal sealed class ConnectionLog
         foreach (StreamRecord record in _streams.Values.OrderBy(r => r.Stream))
         {
             text.Append("app ").Append(record.Stream).Append(": ").Append(record.Seen).Append("  -> ").Append(record.Outcome).Append('\n');
+            text.Append(record.Timeline?.Transcript());
         }
 
         return text.ToString();
@@ -633,12 +717,42 @@ internal sealed class ConnectionLog
 }
 
 /// <summary>
-/// The application of the HTTP/2 fuzz servers: it records, per connection and stream, what it saw of the request, reads
-/// the body to its end (telling the client when it waits for more), and answers with the body's length.
+/// The application of the HTTP/2 fuzz servers: it records, per connection and stream, what it saw of the request and of
+/// its headers over its life (<see cref="HeaderTimeline"/>, hosting's end through <see cref="Observe"/>), reads the body
+/// to its end (telling the client when it waits for more), and answers with the body's length.
 /// </summary>
-internal sealed class Http2FuzzApp
+internal sealed class Http2FuzzApp : IDisposable
 {
     private readonly ConcurrentDictionary<string, ConnectionLog> _connections = new();
+    private HostingEnds? _ends;
+    private long _started;
+    private long _ended;
+    private long _lingered;
+    private long _overlapped;
+    private long _lingerTimeouts;
+
+    /// <summary>Requests whose handler started on a recorded connection.</summary>
+    public long Started => Interlocked.Read(ref _started);
+
+    /// <summary>Those whose headers were read at hosting's end.</summary>
+    public long Ended => Interlocked.Read(ref _ended);
+
+    /// <summary>Hosting-end events the app's listener raised, for any request.</summary>
+    public long HostingEndEvents => _ends?.Count ?? 0;
+
+    /// <summary>Hosting's ends that waited for a later stream (lingering cases).</summary>
+    public long Lingered => Interlocked.Read(ref _lingered);
+
+    /// <summary>Hosting's ends during which another stream of the connection started its handler.</summary>
+    public long Overlapped => Interlocked.Read(ref _overlapped);
+
+    /// <summary>Hosting's ends that waited the whole <see cref="Http2Fuzzing.LingerLimit"/> (each one slows its case).</summary>
+    public long LingerTimeouts => Interlocked.Read(ref _lingerTimeouts);
+
+    /// <summary>Subscribes to hosting's end of the requests of the started app of <paramref name="services"/>.</summary>
+    public void Observe(IServiceProvider services) => _ends = HostingEnds.Subscribe(services, End);
+
+    public void Dispose() => _ends?.Dispose();
 
     public ConnectionLog Open(string connectionId) => _connections[connectionId] = new ConnectionLog();
 
@@ -657,12 +771,11 @@ internal sealed class Http2FuzzApp
         var seen = new StringBuilder();
         seen.Append(request.Method).Append(' ').Append(request.Scheme).Append("://").Append(request.Host.Value).Append(request.PathBase.Value)
             .Append(request.Path.Value).Append(request.QueryString.Value).Append(' ').Append(request.Protocol);
-        foreach (KeyValuePair<string, Microsoft.Extensions.Primitives.StringValues> header in request.Headers)
-        {
-            seen.Append(" | ").Append(header.Key).Append(": ").Append(string.Join(" ~ ", header.Value.ToArray()));
-        }
-
         record.Seen = seen.ToString();
+
+        // The headers, at the start and at every later point (and the start counted) before the client can learn of it.
+        HeaderTimeline timeline = record.Timeline = HeaderTimeline.Start(context, $"on stream {record.Stream}");
+        Interlocked.Increment(ref _started);
         log.Add(record);
         long length = 0;
         try
@@ -692,6 +805,8 @@ internal sealed class Http2FuzzApp
                 }
             }
 
+            timeline.Read("body-read", context);
+
             var trailers = context.Features.Get<IHttpRequestTrailersFeature>();
             string trailerText = trailers is { Available: true }
                 ? string.Concat(trailers.Trailers.Select(t => $" | {t.Key}: {string.Join(" ~ ", t.Value.ToArray())}"))
@@ -707,7 +822,37 @@ internal sealed class Http2FuzzApp
         }
         finally
         {
+            timeline.Returning(context, "handler-return");
             record.Finish();
         }
+    }
+
+    // Hosting's end of a request, with the context hosting hands its observers; in lingering cases it first waits for a
+    // later stream of the connection to start.
+    private void End(HttpContext context)
+    {
+        if (HeaderTimeline.Of(context) is not { } timeline)
+        {
+            return;
+        }
+
+        _connections.TryGetValue(context.Connection.Id, out ConnectionLog? log);
+        if (log is { Linger: true })
+        {
+            Interlocked.Increment(ref _lingered);
+            long waiting = System.Diagnostics.Stopwatch.GetTimestamp();
+            if (log.AwaitLaterStart(Http2Fuzzing.LingerLimit))
+            {
+                Interlocked.Increment(ref _overlapped);
+            }
+            else if (System.Diagnostics.Stopwatch.GetElapsedTime(waiting) >= Http2Fuzzing.LingerLimit)
+            {
+                Interlocked.Increment(ref _lingerTimeouts);
+            }
+        }
+
+        timeline.End(context, $"stream {context.Features.Get<IHttp2StreamIdFeature>()?.StreamId ?? -1}");
+        Interlocked.Increment(ref _ended);
+        log?.Signal();
     }
 }

@@ -56,13 +56,15 @@ public sealed class SampleServer : IAsyncDisposable
         _ => "--Sample:KestrelOnly=true",
     };
 
-    /// <summary>Starts the sample app in <paramref name="mode"/> on a Kestrel over an in-memory transport.</summary>
-    internal static Task<InMemoryKestrel> StartInMemoryAsync(CacheMode mode) =>
+    /// <summary>Starts the sample app in <paramref name="mode"/> on a Kestrel over an in-memory transport;
+    /// <paramref name="configure"/> sees the builder first.</summary>
+    internal static Task<InMemoryKestrel> StartInMemoryAsync(CacheMode mode, Action<WebApplicationBuilder>? configure = null) =>
         InMemoryKestrel.StartAsync(onTransport => SampleApp.Build(
             ["--Logging:LogLevel:Default=None", Setting(mode)],
             builder =>
             {
                 builder.Logging.ClearProviders();
+                configure?.Invoke(builder);
                 onTransport(builder);
             }));
 
