@@ -1,9 +1,10 @@
 using System.Text;
+using HeaderCache.Requests;
 using Microsoft.Net.Http.Headers;
 
 namespace HeaderCache.Fields;
 
-/// <summary>The three kinds of header name, told apart before a line is touched.</summary>
+/// <summary>The kinds of header name, told apart before a line is touched.</summary>
 /// <remarks><para><b>Kept for Kestrel</b>: the headers Kestrel acts on while it parses a request (framing, connection
 /// management, host validation, protocol switches); their lines stay in the bytes. All are fields of Kestrel's
 /// collection, never entries of its dictionary of other names, so the lines taken out go back in wire order
@@ -12,7 +13,11 @@ namespace HeaderCache.Fields;
 /// <para><b>Known</b>: the headers Kestrel stores in fields of its own collection (<c>HttpRequestHeaders</c>) and
 /// reports under its constant whatever casing was sent, so they go back under these constants. Every other name gets a
 /// string with the casing of the line, which Kestrel stores as its parser would. The list must never hold a name
-/// Kestrel does not store in a field, or the casing the application sees could change.</para></remarks>
+/// Kestrel does not store in a field, or the casing the application sees could change.</para>
+/// <para><b>Interned by Kestrel</b>: names Kestrel keeps in its dictionary of other names, but under the constant of
+/// <see cref="HeaderNames"/> whatever casing was sent (<c>x-requested-with</c> is listed as <c>X-Requested-With</c>).
+/// They are other names in every respect but one: a request's view puts them into Kestrel's collection at once, so that
+/// Kestrel names them.</para></remarks>
 internal static class FieldNames
 {
     // Kestrel keeps these two in fields of its own; HeaderNames has no constant for them.
@@ -39,24 +44,43 @@ internal static class FieldNames
         HeaderNames.UpgradeInsecureRequests, HeaderNames.UserAgent, HeaderNames.Via, HeaderNames.Warning,
     };
 
-    // The known names, then the kept ones: one look-up per line tells all three kinds apart.
-    private static readonly string[] All = [.. Known, .. KeptForKestrel];
+    // The names of Kestrel's dictionary of other names that it stores under a constant (its interned header names, less
+    // the known and kept ones above).
+    private static readonly string[] InternedByKestrel =
+    [
+        HeaderNames.AcceptRanges, HeaderNames.AccessControlAllowCredentials, HeaderNames.AccessControlAllowHeaders,
+        HeaderNames.AccessControlAllowMethods, HeaderNames.AccessControlAllowOrigin, HeaderNames.AccessControlExposeHeaders,
+        HeaderNames.AccessControlMaxAge, HeaderNames.Age, HeaderNames.Allow, HeaderNames.AltSvc, HeaderNames.ContentDisposition,
+        HeaderNames.ContentEncoding, HeaderNames.ContentLanguage, HeaderNames.ContentLocation, HeaderNames.ContentMD5,
+        HeaderNames.ContentRange, HeaderNames.ContentSecurityPolicy, HeaderNames.ContentSecurityPolicyReportOnly, HeaderNames.DNT,
+        HeaderNames.ETag, HeaderNames.Expires, HeaderNames.GrpcMessage, HeaderNames.GrpcStatus, HeaderNames.LastModified,
+        HeaderNames.Link, HeaderNames.Location, HeaderNames.ProxyAuthenticate, HeaderNames.ProxyConnection, HeaderNames.RetryAfter,
+        HeaderNames.SecWebSocketAccept, HeaderNames.SecWebSocketKey, HeaderNames.SecWebSocketProtocol, HeaderNames.SecWebSocketVersion,
+        HeaderNames.SecWebSocketExtensions, HeaderNames.Server, HeaderNames.SetCookie, HeaderNames.StrictTransportSecurity,
+        HeaderNames.Trailer, HeaderNames.Vary, HeaderNames.WWWAuthenticate, HeaderNames.XContentTypeOptions, HeaderNames.XFrameOptions,
+        HeaderNames.XPoweredBy, HeaderNames.XRequestedWith, HeaderNames.XUACompatible, HeaderNames.XXSSProtection,
+    ];
+
+    // The known names, then the kept ones, then the interned ones: one look-up per line tells the kinds apart.
+    private static readonly string[] All = [.. Known, .. KeptForKestrel, .. InternedByKestrel];
     private static readonly int[][] AllByLength = ByLength(All);
 
     /// <summary>A known name's position is below it: the per-name state of a connection (previous values, histories, the
     /// section's name filter) gives the known names the first places, by position, before the other names'.</summary>
     public const int KnownCount = 37;
 
-    // What Classify returns for a name Kestrel acts on itself, and for one it keeps in its dictionary of other names.
+    // What Classify returns for a name Kestrel acts on itself, for one it keeps in its dictionary of other names, and for
+    // one of those that it keeps under its constant: every negative kind is another name.
+    public const int Interned = TakenHeader.InternedName;
     public const int Kept = -2;
     public const int Other = -1;
 
     /// <summary>The position of a known header in <see cref="KnownNames"/> (case-insensitively), or <see cref="Kept"/>,
-    /// or <see cref="Other"/>.</summary>
+    /// <see cref="Interned"/> or <see cref="Other"/>.</summary>
     public static int Classify(ReadOnlySpan<byte> name)
     {
         int index = Find(name);
-        return index < Known.Length ? index : Kept;
+        return index < Known.Length ? index : index < Known.Length + KeptForKestrel.Length ? Kept : Interned;
     }
 
     public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Classify(name) == Kept;

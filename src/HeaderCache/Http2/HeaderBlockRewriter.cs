@@ -99,7 +99,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     }
 
     private static bool IsTaken(short kind, ulong knownStays, bool othersStay) =>
-        kind >= 0 ? (knownStays & (1UL << kind)) == 0 : kind == FieldNames.Other && !othersStay;
+        kind >= 0 ? (knownStays & (1UL << kind)) == 0 : (kind is FieldNames.Other or FieldNames.Interned) && !othersStay;
 
     // Kestrel's checks on each field and on the block, stricter where that is simpler: a block any of them could
     // reject passes unchanged.

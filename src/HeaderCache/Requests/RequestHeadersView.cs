@@ -25,8 +25,9 @@ namespace HeaderCache.Requests;
 /// lines is the order Kestrel alone gives.</para>
 /// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
 /// Kestrel's collection, never both, and both match names case-insensitively. A head that repeats another name is
-/// copied at once: Kestrel keeps such values in one array that every read returns, which a view could only imitate.
-/// </para></remarks>
+/// copied at once: Kestrel keeps such values in one array that every read returns, which a view could only imitate. So
+/// is one with a name Kestrel stores under its own constant (<see cref="TakenHeader.InternedName"/>), so that Kestrel
+/// names it.</para></remarks>
 internal abstract class RequestHeadersView : IHeaderDictionary
 {
     // Until the first request with taken lines there is no Kestrel collection to stand for.
@@ -134,7 +135,7 @@ internal abstract class RequestHeadersView : IHeaderDictionary
     {
         _kestrel = kestrel;
         ulong nameLengths = 0;
-        bool repeats = false;
+        bool copied = false;
         foreach (ref readonly TakenHeader line in Lines)
         {
             if (line.Known >= 0)
@@ -144,12 +145,12 @@ internal abstract class RequestHeadersView : IHeaderDictionary
             else
             {
                 nameLengths |= 1UL << line.NameLength;
-                repeats |= line.Repeat;
+                copied |= line.Repeat || line.Known == TakenHeader.InternedName;
             }
         }
 
         _nameLengths = nameLengths;
-        if (repeats)
+        if (copied)
         {
             Kestrel();
             return false;

@@ -18,7 +18,11 @@ internal struct TakenHeader
     /// rarely share one. Sixteen bits: the memo of lines keeps it for every line it remembers.</summary>
     public ushort Key;
 
-    public short Known;      // a known name's position in FieldNames.KnownNames, or -1
+    /// <summary>The <see cref="Known"/> of a name Kestrel keeps among its other names under a constant of its own
+    /// (<c>FieldNames.Interned</c>).</summary>
+    public const short InternedName = -3;
+
+    public short Known;      // a known name's position in FieldNames.KnownNames, or a negative FieldNames kind
     public short NameSlot;   // the slot of the cache of names that holds a name Kestrel has no constant for, or -1
 
     // The strings to put back. Name is also set on a line left to Kestrel, whose value it reuses; Value is null while
