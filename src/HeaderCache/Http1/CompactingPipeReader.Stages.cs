@@ -273,6 +273,7 @@ internal sealed partial class CompactingPipeReader
     private void EnterPassThrough(PassThroughReason reason)
     {
         _stage = Stage.PassThrough;
+        _handoff = null;   // no read waits through this reader from here
         _compactor.Dispose();
         ContiguousBytes.Return(ref _section);
         _contiguous.Return();

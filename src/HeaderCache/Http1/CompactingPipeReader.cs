@@ -1,8 +1,7 @@
 using HeaderCache.Diagnostics;
+using HeaderCache.Pipes;
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Runtime.CompilerServices;
-using System.Threading.Tasks.Sources;
 
 namespace HeaderCache.Http1;
 
@@ -21,7 +20,7 @@ namespace HeaderCache.Http1;
 /// buffer does, what follows is shown at once, and when it looked at all of it without taking it all, the next read
 /// waits for new bytes, as it would on the transport. A compacted section holds the transport's read until Kestrel has
 /// taken all of it; then the transport moves past the original section.</para></remarks>
-internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSource<ReadResult>
+internal sealed partial class CompactingPipeReader : PipeReader, TransportReadHandoff.IReader
 {
     // Heads in a row with nothing to take out after which the connection is left to Kestrel: a client that sends only
     // names Kestrel acts on and values Kestrel reuses itself gains nothing from the scan of each head.
@@ -47,7 +46,7 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
     private int _headLength;
     private ContiguousBytes _contiguous = new();
     private int _headsWithNothingTaken;
-    private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
+    private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
 
     public CompactingPipeReader(PipeReader input, HeadCompactor compactor, HeadLimits limits)
@@ -98,31 +97,37 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
             return new(CompactedView());
         }
 
-#pragma warning disable CA2012 // Reading a pending read's source and token does not consume it: one of Kestrel or ReadLoopAsync does.
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
-#pragma warning restore CA2012
-        if (!read.IsCompletedSuccessfully)
+        while (read.IsCompleted)
         {
-            // Between requests and in a request line, where a completed read has something to show (but for a
-            // cancellation Kestrel did not ask for, see GetResult), Kestrel waits on the transport's read itself and
-            // this reader takes its result when Kestrel does. Elsewhere a read may have nothing to show (a section
-            // not yet complete), and this reader reads on.
-            if (_stage == Stage.RequestLine && TransportRead.TryGet(ref read, out _transportRead, out short token))
+            if (!read.IsCompletedSuccessfully)
             {
-                if (_lineEnd == 0)
-                {
-                    // No head has begun (a complete request line begins one): until the read completes, the compactor
-                    // holds nothing of a head, and the requests before have ended.
-                    _idle.Wait();
-                }
-
-                return new(this, token);
+                // A failure, or a cancellation by the caller's token, as the transport has it.
+                return read;
             }
 
-            return ReadLoopAsync(read, cancellationToken);
+            if (TryPresent(read.Result, out ReadResult result))
+            {
+                return new(result);
+            }
+
+            // That read was advanced: read on. Once the preface made the HTTP/2 reader the input, its read is
+            // Kestrel's as it is.
+            read = _input.ReadAsync(cancellationToken);
+            if (_stage == Stage.PassThrough)
+            {
+                return read;
+            }
         }
 
-        return TryPresent(read.Result, out ReadResult result) ? new(result) : ReadLoopAsync(_input.ReadAsync(cancellationToken), cancellationToken);
+        if (_stage == Stage.RequestLine && _lineEnd == 0)
+        {
+            // No head has begun (a complete request line begins one): until the read completes, the compactor holds
+            // nothing of a head, and the requests before have ended.
+            _idle.Wait();
+        }
+
+        return (_handoff ??= new(this)).Wait(_input, read, cancellationToken);
     }
 
     public override bool TryRead(out ReadResult result)
@@ -215,38 +220,28 @@ internal sealed partial class CompactingPipeReader : PipeReader, IValueTaskSourc
         _contiguous.Return();
     }
 
-    ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
+    void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
+
+    bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result)
     {
-        _idle.Resume();
-        if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
+        // Between requests and in a request line a read Kestrel waited on shows it something: bytes, or no bytes for a
+        // cancellation Kestrel did not ask for (of the transport's reader itself) or the HTTP/2 preface, and Kestrel
+        // reads again, as it does after a cancellation of its own. Elsewhere a read may have nothing to show yet (a
+        // section not yet complete), and the wait goes on.
+        bool requestLine = _stage == Stage.RequestLine;
+        if (TryPresent(input, out result))
         {
-            return result;
+            return true;
         }
 
-        // In a request line only a cancellation Kestrel did not ask for (of the transport's reader itself) shows
-        // nothing. Kestrel parses no bytes and reads again, as it does after a cancellation of its own.
+        if (!requestLine)
+        {
+            return false;
+        }
+
         _showsNothing = true;
-        return new ReadResult(default, isCanceled: false, isCompleted: false);
-    }
-
-    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _transportRead!.GetStatus(token);
-
-    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _transportRead!.OnCompleted(continuation, state, token, flags);
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            ReadResult input = await read.ConfigureAwait(false);
-            if (TryPresent(input, out ReadResult result))
-            {
-                return result;
-            }
-
-            read = _input.ReadAsync(cancellationToken);
-        }
+        result = new ReadResult(default, isCanceled: false, isCompleted: false);
+        return true;
     }
 
     private ReadResult CompactedView(bool canceled = false)

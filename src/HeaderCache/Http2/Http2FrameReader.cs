@@ -1,9 +1,8 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using System.Runtime.CompilerServices;
-using System.Threading.Tasks.Sources;
 using HeaderCache.Diagnostics;
 using HeaderCache.Http1;
+using HeaderCache.Pipes;
 
 namespace HeaderCache.Http2;
 
@@ -19,7 +18,7 @@ namespace HeaderCache.Http2;
 /// Kestrel has taken it, the transport moves past the frame as the client sent it.</para>
 /// <para>Once the reader stops serving (a decoding error, a frame Kestrel rejects, anything it does not follow), every
 /// call goes straight to the transport's reader.</para></remarks>
-internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<ReadResult>, IdleTrim.ITarget
+internal sealed partial class Http2FrameReader : PipeReader, TransportReadHandoff.IReader, IdleTrim.ITarget
 {
     private readonly PipeReader _input;
     private ReadOnlySequence<byte> _buffer;   // the transport's pending read, from Kestrel's consumed position
@@ -37,7 +36,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
     private bool _heldShown;
 
     private readonly IdleTrim _idle = new();
-    private IValueTaskSource<ReadResult>? _transportRead;   // the transport's read Kestrel waits on through this reader
+    private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
     private bool _readBroughtNothing;   // the last wait ended in a cancellation alone, and the next continues it
 
@@ -71,51 +70,45 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
             return new(HeldView());
         }
 
-#pragma warning disable CA2012 // The read is consumed exactly once: here, by Kestrel through GetResult, or in ReadLoopAsync.
         ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
-        if (read.IsCompletedSuccessfully)
+        while (read.IsCompleted)
         {
+            if (!read.IsCompletedSuccessfully)
+            {
+                // A failure, or a cancellation by the caller's token, as the transport has it.
+                return read;
+            }
+
             if (TryPresent(read.Result, out ReadResult result))
             {
                 return new(result);
             }
 
-            // That read was advanced: wait on the next.
+            // That read was advanced: read on.
             read = _input.ReadAsync(cancellationToken);
         }
-#pragma warning restore CA2012
 
-        // Kestrel waits on the transport's read itself (see TransportRead), and this reader decides what it sees in
-        // GetResult: an async method here would be a state machine box for every read that waits, ~100 B a request.
-        if (!read.IsCompleted && TransportRead.TryGet(ref read, out _transportRead, out short token))
-        {
-            _idle.Wait(continues: _readBroughtNothing);
-            return new(this, token);
-        }
-
-        return ReadLoopAsync(read, cancellationToken);
+        _idle.Wait(continues: _readBroughtNothing);
+        return (_handoff ??= new(this)).Wait(_input, read, cancellationToken);
     }
 
-    ReadResult IValueTaskSource<ReadResult>.GetResult(short token)
+    void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
+
+    bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result)
     {
-        _idle.Resume();
-        if (TryPresent(_transportRead!.GetResult(token), out ReadResult result))
+        if (TryPresent(input, out result))
         {
             _readBroughtNothing = result.IsCanceled && result.Buffer.IsEmpty;
-            return result;
+            return true;
         }
 
         // Only part of a frame being held arrived (or a cancellation Kestrel did not ask for): Kestrel sees no bytes
         // and reads again, as it does when a read brings it part of a frame.
         _showsNothing = true;
         _readBroughtNothing = false;
-        return new ReadResult(default, isCanceled: false, isCompleted: false);
+        result = new ReadResult(default, isCanceled: false, isCompleted: false);
+        return true;
     }
-
-    ValueTaskSourceStatus IValueTaskSource<ReadResult>.GetStatus(short token) => _transportRead!.GetStatus(token);
-
-    void IValueTaskSource<ReadResult>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _transportRead!.OnCompleted(continuation, state, token, flags);
 
     public override bool TryRead(out ReadResult result)
     {
@@ -210,21 +203,6 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
     /// <summary>The connection ended: no trim runs from here.</summary>
     public void EndIdle() => _idle.End();
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private async ValueTask<ReadResult> ReadLoopAsync(ValueTask<ReadResult> read, CancellationToken cancellationToken)
-    {
-        while (true)
-        {
-            ReadResult input = await read.ConfigureAwait(false);
-            if (TryPresent(input, out ReadResult result))
-            {
-                return result;
-            }
-
-            read = _input.ReadAsync(cancellationToken);
-        }
-    }
-
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
     private bool TryPresent(in ReadResult input, out ReadResult result)
     {
@@ -272,6 +250,7 @@ internal sealed partial class Http2FrameReader : PipeReader, IValueTaskSource<Re
     private void StopServing(PassThroughReason reason)
     {
         _serving = false;
+        _handoff = null;   // no read waits through this reader from here
         PassThroughReason = reason;
         Release();
         PassThroughStarted?.Invoke(reason);

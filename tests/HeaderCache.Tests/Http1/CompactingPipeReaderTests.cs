@@ -1,12 +1,14 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text;
+using System.Threading.Tasks.Sources;
 using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Testing;
+using HeaderCache.Tests.Pipes;
 using Microsoft.AspNetCore.Http;
 
 namespace HeaderCache.Tests.Http1;
@@ -112,30 +114,117 @@ public sealed class CompactingPipeReaderTests
         Assert.StartsWith("GET / HTTP/1.1", Text(data.Buffer), StringComparison.Ordinal);
     }
 
-#pragma warning disable CA2012 // Reading a pending read's source does not consume it.
     [Fact]
-    public async Task A_read_that_waits_between_requests_is_the_transports_own_and_one_in_a_section_is_the_readers()
+    public void A_read_that_waits_resumes_Kestrel_inside_the_transports_continuation_and_allocates_nothing()
+    {
+        var scheduler = new CountingInlineScheduler();
+        var transport = new Pipe(new PipeOptions(readerScheduler: scheduler, writerScheduler: PipeScheduler.Inline, pauseWriterThreshold: 0, useSynchronizationContext: false));
+        var queue = new HeaderInjectionQueue();
+        using var compactor = new HeadCompactor(
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
+        var reader = new CompactingPipeReader(transport.Reader, compactor, HeadLimits.Default);
+        var kestrel = new WaitingRead(scheduler);
+        byte[] line = "GET / HTTP/1.1\r\n"u8.ToArray();
+        byte[] lines = "Host: x\r\nsec-ch-ua: \"A\"\r\n"u8.ToArray();
+        byte[] end = "\r\n"u8.ToArray();
+        var headers = new HeaderDictionary();
+        int wrong = 0;
+
+        // Between requests, and in a section that arrives in two writes: every read waits, the write that completes a
+        // view resumes Kestrel inside the transport's continuation, and the one that completes nothing does not.
+        void OneRequest()
+        {
+            wrong += kestrel.Start(reader) ? 0 : 1;
+            Write(transport, line);
+            wrong += Shown(kestrel, line.Length) ? 0 : 1;
+            reader.AdvanceTo(kestrel.Result.Buffer.End);
+
+            wrong += kestrel.Start(reader) ? 0 : 1;
+            Write(transport, lines);
+            wrong += kestrel.Completed ? 1 : 0;
+            Write(transport, end);
+            wrong += Shown(kestrel, "Host: x\r\n\r\n".Length) ? 0 : 1;
+            reader.AdvanceTo(kestrel.Result.Buffer.End);
+            wrong += queue.TryApply(headers) ? 0 : 1;
+        }
+
+        for (int i = 0; i < 10; i++)
+        {
+            OneRequest();
+        }
+
+        int scheduled = scheduler.Scheduled;
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < 1000; i++)
+        {
+            OneRequest();
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.Equal(0, wrong);
+
+        // One continuation of the transport's per write: Kestrel's runs in it.
+        Assert.Equal(3 * 1000, scheduler.Scheduled - scheduled);
+        Assert.Equal("\"A\"", headers["sec-ch-ua"]);
+        reader.Complete();
+    }
+
+    [Fact]
+    public async Task A_read_that_waits_in_a_section_is_woken_by_CancelPendingRead_and_fails_as_the_transport_does()
     {
         using var fixture = new Fixture();
-        ValueTask<ReadResult> line = fixture.Reader.ReadAsync();
-        Assert.False(line.IsCompleted);
-
-        // Kestrel's continuation goes to the transport's pipe as it is: the reader is the read's source only to take
-        // the result when Kestrel does.
-        Assert.True(TransportRead.TryGet(ref line, out var source, out _));
-        Assert.Same(fixture.Reader, source);
         await fixture.WriteAsync("GET / HTTP/1.1\r\n");
-        ReadResult shown = await line;
-        Assert.Equal("GET / HTTP/1.1\r\n", Text(shown.Buffer));
-        fixture.Reader.AdvanceTo(shown.Buffer.End);
+        ReadResult line = await fixture.Reader.ReadAsync();
+        fixture.Reader.AdvanceTo(line.Buffer.End);
 
+        // Nothing of a section is shown before it is complete: the cancellation shows no bytes.
         ValueTask<ReadResult> section = fixture.Reader.ReadAsync();
-        Assert.True(TransportRead.TryGet(ref section, out source, out _));
-        Assert.NotSame(fixture.Reader, source);
-        await fixture.WriteAsync("Host: x\r\nsec-ch-ua: \"A\"\r\n\r\n");
-        Assert.Equal("Host: x\r\n\r\n", Text((await section).Buffer));
+        await fixture.WriteAsync("Host: x\r\n");
+        Assert.False(section.IsCompleted);
+        fixture.Reader.CancelPendingRead();
+        ReadResult canceled = await section;
+        Assert.True(canceled.IsCanceled);
+        Assert.True(canceled.Buffer.IsEmpty);
+        fixture.Reader.AdvanceTo(canceled.Buffer.Start, canceled.Buffer.End);
+
+        ValueTask<ReadResult> failing = fixture.Reader.ReadAsync();
+        Assert.False(failing.IsCompleted);
+        await fixture.Transport.Writer.CompleteAsync(new IOException("reset"));
+        IOException thrown = await Assert.ThrowsAsync<IOException>(async () => await failing);
+        Assert.Equal("reset", thrown.Message);
     }
-#pragma warning restore CA2012
+
+    [Fact]
+    public async Task A_transport_read_that_completes_while_the_reader_looks_at_it_is_still_shown_through_the_reader()
+    {
+        var pipe = new Pipe();
+        await pipe.Writer.WriteAsync(Encoding.ASCII.GetBytes(Head));
+        var transport = new CompletingWhileLookedAt(pipe.Reader);
+        var queue = new HeaderInjectionQueue();
+        using var compactor = new HeadCompactor(
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
+        var reader = new CompactingPipeReader(transport, compactor, HeadLimits.Default);
+
+        ReadResult head = await reader.ReadAsync();
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        reader.AdvanceTo(head.Buffer.End);
+        Assert.True(queue.TryApply(new HeaderDictionary()));
+    }
+
+    private static bool Shown(WaitingRead read, int length) =>
+        read.Completed && read.RanInTransportContinuation && read.Failure is null && !read.Result.IsCanceled && read.Result.Buffer.Length == length;
+
+    private static void Write(Pipe transport, byte[] bytes)
+    {
+        transport.Writer.Write(bytes);
+        ValueTask<FlushResult> flush = transport.Writer.FlushAsync();
+        if (!flush.IsCompletedSuccessfully)
+        {
+            throw new InvalidOperationException("The transport pipe applied back-pressure.");
+        }
+
+        _ = flush.Result;
+    }
 
     [Fact]
     public async Task A_cancellation_of_the_transports_reader_that_Kestrel_did_not_ask_for_shows_no_bytes()
@@ -344,6 +433,36 @@ public sealed class CompactingPipeReaderTests
     }
 
     private static string Text(ReadOnlySequence<byte> buffer) => Encoding.ASCII.GetString(buffer.ToArray());
+
+    // A transport whose reads have their bytes already, but say so only from the second look at their status on: as a
+    // read that completes on another thread while the reader looks at it.
+    private sealed class CompletingWhileLookedAt(PipeReader inner) : PipeReader, IValueTaskSource<ReadResult>
+    {
+        private int _looks;
+
+        public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
+        {
+            _looks = 0;
+            return new(this, 0);
+        }
+
+        public override bool TryRead(out ReadResult result) => inner.TryRead(out result);
+
+        public override void AdvanceTo(SequencePosition consumed) => inner.AdvanceTo(consumed);
+
+        public override void AdvanceTo(SequencePosition consumed, SequencePosition examined) => inner.AdvanceTo(consumed, examined);
+
+        public override void CancelPendingRead() => inner.CancelPendingRead();
+
+        public override void Complete(Exception? exception = null) => inner.Complete(exception);
+
+        public ReadResult GetResult(short token) => inner.TryRead(out ReadResult result) ? result : throw new InvalidOperationException("no bytes");
+
+        public ValueTaskSourceStatus GetStatus(short token) => ++_looks == 1 ? ValueTaskSourceStatus.Pending : ValueTaskSourceStatus.Succeeded;
+
+        public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+            ThreadPool.UnsafeQueueUserWorkItem(continuation, state, preferLocal: false);
+    }
 
     private sealed class Fixture : IDisposable
     {
