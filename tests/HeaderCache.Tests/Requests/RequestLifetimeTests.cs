@@ -2,10 +2,16 @@ using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Net;
 using System.Text;
+using System.Security.Cryptography.X509Certificates;
 using HeaderCache.InMemory;
 using HeaderCache.Requests;
+using HeaderCache.Tests.Integration;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Tests.Requests;
 
@@ -27,18 +33,33 @@ public sealed class RequestLifetimeTests
         ClientCancels,
     }
 
+    /// <summary>How the client reaches the server.</summary>
+    public enum Transport
+    {
+        /// <summary>HTTP/1.1 over the in-memory transport.</summary>
+        Http1,
+
+        /// <summary>h2c (prior knowledge) over the in-memory transport.</summary>
+        H2c,
+
+        /// <summary>HTTP/2 negotiated by TLS, over a socket on 127.0.0.1.</summary>
+        TlsH2,
+    }
+
     [Theory]
-    [InlineData(false, Ending.Normal)]
-    [InlineData(false, Ending.ApplicationThrows)]
-    [InlineData(false, Ending.ClientCancels)]
-    [InlineData(true, Ending.Normal)]
-    [InlineData(true, Ending.ApplicationThrows)]
-    [InlineData(true, Ending.ClientCancels)]
-    public async Task A_request_reads_its_own_headers_at_every_point_while_the_next_one_starts(bool http2, Ending ending)
+    [InlineData(Transport.Http1, Ending.Normal)]
+    [InlineData(Transport.Http1, Ending.ApplicationThrows)]
+    [InlineData(Transport.Http1, Ending.ClientCancels)]
+    [InlineData(Transport.H2c, Ending.Normal)]
+    [InlineData(Transport.H2c, Ending.ApplicationThrows)]
+    [InlineData(Transport.H2c, Ending.ClientCancels)]
+    [InlineData(Transport.TlsH2, Ending.Normal)]
+    [InlineData(Transport.TlsH2, Ending.ClientCancels)]
+    public async Task A_request_reads_its_own_headers_at_every_point_while_the_next_one_starts(Transport transport, Ending ending)
     {
         const int Rounds = 12;
-        List<string> alone = await ObserveAsync(headerCache: false, http2, ending, Rounds);
-        List<string> cached = await ObserveAsync(headerCache: true, http2, ending, Rounds);
+        List<string> alone = await ObserveAsync(headerCache: false, transport, ending, Rounds);
+        List<string> cached = await ObserveAsync(headerCache: true, transport, ending, Rounds);
 
         // Kestrel alone reads each request's own values at every point it reaches.
         Assert.Equal(Rounds, alone.Count(line => line.Contains(" end ", StringComparison.Ordinal) && line.Contains(" x-user=alice-", StringComparison.Ordinal)));
@@ -68,8 +89,9 @@ public sealed class RequestLifetimeTests
     // Each round sends /a (a custom header with this round's value) and, once /a's response has arrived, /b on the same
     // connection. /a's observations wait at hosting's end until /b's handler has started (HTTP/2) or for a moment
     // (HTTP/1.1, where /b's head waits in the transport until /a is done).
-    private static async Task<List<string>> ObserveAsync(bool headerCache, bool http2, Ending ending, int rounds)
+    private static async Task<List<string>> ObserveAsync(bool headerCache, Transport transport, Ending ending, int rounds)
     {
+        bool http2 = transport != Transport.Http1;
         var seen = new ConcurrentQueue<string>();
         var bStarted = new SemaphoreSlim(0);
         int ends = 0;
@@ -130,10 +152,7 @@ public sealed class RequestLifetimeTests
             await context.Response.WriteAsync("ok");
         }
 
-        await using InMemoryKestrel server = http2
-            ? await InMemoryKestrel.StartHttp2Async(headerCache, App)
-            : await InMemoryKestrel.StartAsync(headerCache, App);
-
+        await using Server server = await Server.StartAsync(headerCache, transport, App);
         var listener = server.Services.GetRequiredService<DiagnosticListener>();
         using IDisposable subscription = listener.Subscribe(
             new Observer(pair =>
@@ -148,11 +167,11 @@ public sealed class RequestLifetimeTests
             }),
             (_, _, _) => true);
 
-        using HttpClient http = Client(server, http2);
+        using HttpClient http = server.Client();
         for (int round = 0; round < rounds; round++)
         {
             using var cancel = new CancellationTokenSource();
-            Task<HttpResponseMessage> a = http.SendAsync(Request(http2, $"/a?round={round}", $"alice-{round % 3}", HttpMethod.Post), cancel.Token);
+            Task<HttpResponseMessage> a = http.SendAsync(Request(http2, server.BaseAddress + $"/a?round={round}", $"alice-{round % 3}", HttpMethod.Post), cancel.Token);
             if (ending == Ending.ClientCancels)
             {
                 await WaitForAsync(() => seen.Any(line => line.StartsWith($"/a {round} body", StringComparison.Ordinal)), "/a's body");
@@ -167,15 +186,17 @@ public sealed class RequestLifetimeTests
             {
             }
 
-            (await http.SendAsync(Request(http2, "/b", "bob", HttpMethod.Get))).Dispose();
+            (await http.SendAsync(Request(http2, server.BaseAddress + "/b", "bob", HttpMethod.Get))).Dispose();
             await WaitForAsync(() => Volatile.Read(ref ends) > round, "/a's end");
         }
 
         Assert.Equal(rounds, Volatile.Read(ref ends));
         Assert.True(!headerCache || views >= rounds / 2, $"{views} of {rounds} requests read HeaderCache's view");
 
-        // The order in which the points of one request are noted is the request's; across rounds it is the client's.
-        return [.. seen];
+        // The order in which the points of one request are noted is the request's; across rounds it is the client's. The
+        // two servers of a TLS run listen on ports of their own, which Host names.
+        string port = $":{new Uri(server.BaseAddress).Port}";
+        return [.. seen.Select(line => line.Replace(port, ":port", StringComparison.Ordinal))];
     }
 
     // A handler that has four tasks read the request's headers at once (one enumerates, three count and look up), and says
@@ -237,7 +258,7 @@ public sealed class RequestLifetimeTests
         using HttpClient http = Client(server, http2);
         for (int i = 0; i < requests; i += 4)
         {
-            Task<HttpResponseMessage>[] sends = [.. Enumerable.Range(i, 4).Select(n => http.SendAsync(Request(http2, $"/r{n % 7}", $"user-{n % 5}", HttpMethod.Get)))];
+            Task<HttpResponseMessage>[] sends = [.. Enumerable.Range(i, 4).Select(n => http.SendAsync(Request(http2, $"http://localhost/r{n % 7}", $"user-{n % 5}", HttpMethod.Get)))];
             foreach (HttpResponseMessage response in await Task.WhenAll(sends))
             {
                 Assert.Equal(HttpStatusCode.OK, response.StatusCode);
@@ -289,9 +310,9 @@ public sealed class RequestLifetimeTests
             ConnectCallback = (_, _) => ValueTask.FromResult<Stream>(new RequestHeadersDifferentialTests.DuplexPipeStream(server.Connect())),
         });
 
-    private static HttpRequestMessage Request(bool http2, string target, string user, HttpMethod method)
+    private static HttpRequestMessage Request(bool http2, string uri, string user, HttpMethod method)
     {
-        var request = new HttpRequestMessage(method, "http://localhost" + target)
+        var request = new HttpRequestMessage(method, uri)
         {
             Version = http2 ? HttpVersion.Version20 : HttpVersion.Version11,
             VersionPolicy = HttpVersionPolicy.RequestVersionExact,
@@ -315,6 +336,83 @@ public sealed class RequestLifetimeTests
         {
             Assert.True(deadline.Elapsed < TimeSpan.FromSeconds(10), $"timed out waiting for {what}");
             await Task.Delay(1);
+        }
+    }
+
+    // Kestrel with HeaderCache or alone, over the in-memory transport or, for TLS, on a socket of 127.0.0.1, and a client
+    // that keeps to one connection.
+    private sealed class Server : IAsyncDisposable
+    {
+        private readonly InMemoryKestrel? _inMemory;
+        private readonly WebApplication? _tls;
+        private readonly X509Certificate2? _certificate;
+        private readonly bool _http2;
+
+        private Server(InMemoryKestrel? inMemory, WebApplication? tls, X509Certificate2? certificate, bool http2, string baseAddress)
+        {
+            (_inMemory, _tls, _certificate, _http2, BaseAddress) = (inMemory, tls, certificate, http2, baseAddress);
+        }
+
+        public string BaseAddress { get; }
+
+        public IServiceProvider Services => _inMemory?.Services ?? _tls!.Services;
+
+        public static async Task<Server> StartAsync(bool headerCache, Transport transport, RequestDelegate app)
+        {
+            if (transport != Transport.TlsH2)
+            {
+                InMemoryKestrel inMemory = transport == Transport.H2c
+                    ? await InMemoryKestrel.StartHttp2Async(headerCache, app)
+                    : await InMemoryKestrel.StartAsync(headerCache, app);
+                return new Server(inMemory, null, null, transport == Transport.H2c, "http://localhost");
+            }
+
+            X509Certificate2 certificate = TestCertificate.Create();
+            WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+            builder.Logging.ClearProviders();
+            builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http1AndHttp2;
+                listen.UseHttps(certificate);
+            }));
+            if (headerCache)
+            {
+                builder.WebHost.UseHeaderStringCache();
+            }
+
+            WebApplication tls = builder.Build();
+            tls.Run(app);
+            await tls.StartAsync();
+            int port = new Uri(tls.Urls.First()).Port;
+            return new Server(null, tls, certificate, http2: true, $"https://localhost:{port}");
+        }
+
+        public HttpClient Client()
+        {
+            if (_inMemory is { } inMemory)
+            {
+                return RequestLifetimeTests.Client(inMemory, _http2);
+            }
+
+            var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 1 };
+            byte[] expected = _certificate!.RawData;
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && presented.GetRawCertData().AsSpan().SequenceEqual(expected);
+            return new HttpClient(handler);
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            if (_inMemory is not null)
+            {
+                await _inMemory.DisposeAsync();
+            }
+
+            if (_tls is not null)
+            {
+                await _tls.DisposeAsync();
+            }
+
+            _certificate?.Dispose();
         }
     }
 
