@@ -129,8 +129,8 @@ internal abstract class RequestHeadersView : IHeaderDictionary
         headers[line.Name!] = line.Repeat ? StringValues.Concat(headers[line.Name!], line.Value) : line.Value;
 
     /// <summary>Writes <see cref="Lines"/> of known names into <paramref name="kestrel"/>, the request's own collection;
-    /// false when the lines of other names went in too (there were none, or a name repeats), so that the request is to
-    /// read Kestrel's collection and not this view.</summary>
+    /// false when the lines of other names went in too (there were none, a name repeats, or Kestrel names one under its
+    /// own constant), so that the request is to read Kestrel's collection and not this view.</summary>
     protected bool Show(IHeaderDictionary kestrel)
     {
         _kestrel = kestrel;
