@@ -16,6 +16,7 @@ internal sealed class FieldResolver
     private readonly HeaderStringCache _values;
     private readonly HeaderStringCache _names;
     private readonly byte[][] _excluded;
+    private readonly ulong _excludedKnown;   // bit FieldNames index: the excluded names Kestrel has a field for
     private ValueAdmission _admission;
 
     /// <summary>The resolver of one connection. The names Kestrel has no constant for have a cache of their own
@@ -26,6 +27,14 @@ internal sealed class FieldResolver
         _values = values;
         _names = names;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
+        foreach (byte[] excluded in _excluded)
+        {
+            if (FieldNames.Classify(excluded) is >= 0 and int known)
+            {
+                _excludedKnown |= 1UL << known;
+            }
+        }
+
         _admission = new ValueAdmission(names.SlotCount);
     }
 
@@ -63,6 +72,12 @@ internal sealed class FieldResolver
 
         return resolved;
     }
+
+    /// <summary>Whether <see cref="ResolveValue"/> makes a new string for every non-empty value of <paramref name="length"/>
+    /// bytes of the known name <paramref name="known"/>, however often it repeats: one longer than the cache's longest
+    /// value (a well-known one too), or of an excluded name.</summary>
+    public bool CreatesEveryValue(int known, int length) =>
+        length != 0 && (length > _values.MaxLength || (_excludedKnown & (1UL << known)) != 0);
 
     /// <summary>The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (such a
     /// field is Kestrel's to answer). <paramref name="slot"/> is where the cache of values holds it, or

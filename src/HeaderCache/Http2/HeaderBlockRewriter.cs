@@ -16,7 +16,10 @@ namespace HeaderCache.Http2;
 /// as it would alone.</para>
 /// <para>What the application sees stays Kestrel's: a name's fields are all taken or all stay (the crumbs of a cookie
 /// too, joined with "; " as Kestrel joins them); the names Kestrel keeps in fields of its own enumerate in a fixed order
-/// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none.</para></remarks>
+/// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none.</para>
+/// <para>A field taken never costs a string Kestrel alone would not make: a literal of a known name whose value would get
+/// a new string every time stays, with its name's other fields, for Kestrel to hand back its previous string when the
+/// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para></remarks>
 internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, HeadLimits limits)
 {
     private const int FrameHeaderLength = 9;
@@ -49,15 +52,26 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        // Which names stay: a kept name, and every field of a name of which one field changes the table or is never
-        // indexed; then all other names if one of them stays.
+        // Which names stay: a kept name; every field of a name of which one field changes the table or is never
+        // indexed; every field of a known name of which one literal would get a new string however often it repeats (too
+        // long for the cache, or excluded), as Kestrel's stream object hands back its previous string when the bytes
+        // repeat, but for a cookie in crumbs, which Kestrel joins into a new string every time; then all other names if
+        // one of them stays. A reference to a table entry gets the entry's strings, made once per entry.
         ulong knownStays = 0;
+        ulong createdEveryTime = 0;
+        int cookies = 0;
         bool othersStay = false;
         int taken = 0;
         for (int i = 0; i < fields.Length; i++)
         {
             short kind = _kinds[i];
-            if (kind != FieldNames.Kept && fields[i].Representation is HpackRepresentation.IncrementalIndexing or HpackRepresentation.NeverIndexed)
+            if (kind == FieldNames.Kept)
+            {
+                continue;
+            }
+
+            ref readonly HpackField field = ref fields[i];
+            if (field.Representation is HpackRepresentation.IncrementalIndexing or HpackRepresentation.NeverIndexed)
             {
                 if (kind >= 0)
                 {
@@ -68,7 +82,23 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                     othersStay = true;
                 }
             }
+            else if (kind >= 0 && field.Representation != HpackRepresentation.Indexed && resolver.CreatesEveryValue(kind, field.ValueLength))
+            {
+                createdEveryTime |= 1UL << kind;
+            }
+
+            if (kind == CookieKind)
+            {
+                cookies++;
+            }
         }
+
+        if (cookies > 1)
+        {
+            createdEveryTime &= ~(1UL << CookieKind);
+        }
+
+        knownStays |= createdEveryTime;
 
         for (int i = 0; i < fields.Length; i++)
         {

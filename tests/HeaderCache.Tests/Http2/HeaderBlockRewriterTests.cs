@@ -58,6 +58,71 @@ public class HeaderBlockRewriterTests
     }
 
     [Fact]
+    public void A_known_name_with_a_literal_too_long_for_the_cache_stays_with_every_field_of_its_name()
+    {
+        string token = "Bearer " + new string('t', 1017);
+        string custom = new('c', 300);
+        (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("authorization", "Basic c2hvcnQ=")
+            .Without("accept", "*/*").Literal(FieldKind.WithoutIndexing, 23, token).Without("x-long", custom));
+
+        // Kestrel alone hands back its previous string for the token when the bytes repeat: a new string here would cost
+        // more. It makes a new string for the other name's value and its name every time, so taking those costs no more.
+        Assert.Equal(["Accept: */*", $"x-long: {custom}"], taken);
+        Assert.Equal([":method", ":scheme", ":path", ":authority", "authorization", "authorization"], kept);
+    }
+
+    [Fact]
+    public void A_value_of_the_longest_length_the_cache_holds_is_taken()
+    {
+        string value = new('v', 256);
+        (string[] taken, _) = Rewrite(new HeaderBlock().Request("GET", "/").Without("user-agent", value));
+
+        Assert.Equal([$"User-Agent: {value}"], taken);
+    }
+
+    [Fact]
+    public void A_long_cookie_stays_as_one_field_but_is_taken_in_crumbs_which_Kestrel_joins_into_a_new_string_every_time()
+    {
+        string crumb = new('k', 200);
+        (string[] wholeTaken, string[] wholeKept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("cookie", $"a={crumb}; b={crumb}")
+            .Without("x-a", "1"));
+        (string[] crumbsTaken, string[] crumbsKept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("cookie", $"a={crumb}")
+            .Without("x-a", "1").Without("cookie", $"b={crumb}"));
+
+        Assert.Equal(["x-a: 1"], wholeTaken);
+        Assert.Contains("cookie", wholeKept);
+        Assert.Equal([$"Cookie: a={crumb}; b={crumb}", "x-a: 1"], crumbsTaken);
+        Assert.DoesNotContain("cookie", crumbsKept);
+    }
+
+    [Fact]
+    public void A_known_excluded_name_stays_and_an_excluded_other_name_is_taken()
+    {
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["Authorization", "X-Secret"]), _handoff, HeadLimits.Default);
+        byte[] bytes = new HeaderBlock().Request("GET", "/").Without("authorization", "Bearer abc").Without("x-secret", "s")
+            .Without("accept", "*/*").ToArray();
+        Assert.True(_decoder.Decode(bytes));
+        byte[] output = [];
+
+        Assert.NotEqual(0, rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, _stream, ref output));
+        Assert.Equal(["x-secret: s", "Accept: */*"], _handoff.Take(_stream).Select(line => $"{line.Name}: {line.Value}"));
+    }
+
+    [Fact]
+    public void A_long_value_referred_to_in_the_table_is_taken_with_the_entrys_string()
+    {
+        string token = "Bearer " + new string('t', 1017);
+        (_, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Literal(FieldKind.IncrementalIndexing, 23, token));
+        TakenHeader[] first = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
+        TakenHeader[] second = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
+
+        Assert.Contains("authorization", kept);
+        Assert.Equal(token, first[0].Value);
+        Assert.Same(first[0].Value, second[0].Value);
+        Assert.Equal((1, 1), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
+    }
+
+    [Fact]
     public void A_reference_to_a_table_entry_gets_the_entrys_strings_every_time()
     {
         Rewrite(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"));
