@@ -7,8 +7,9 @@ namespace HeaderCache.Http2;
 
 /// <summary>Decides which fields of a decoded header block that opens a stream are taken out, gives them their
 /// strings, and writes the frame Kestrel sees instead.</summary>
-/// <remarks><para>Only representations that leave the table unchanged are removed: indexed fields and literals without
-/// indexing. Everything else (size updates, literals with incremental indexing, never-indexed literals, pseudo-headers,
+/// <remarks><para>Only representations that leave the table unchanged are removed: indexed fields, literals without
+/// indexing and never-indexed literals (which Kestrel decodes as it decodes literals without indexing, and whose flag
+/// it passes to nothing above it). Everything else (size updates, literals with incremental indexing, pseudo-headers,
 /// the names Kestrel acts on) stays in the frame, so Kestrel's table stays the client's and every HPACK decision is
 /// Kestrel's.</para>
 /// <para>A block is rewritten only when Kestrel would accept it as it is: all of its fields, kept or taken, pass the
@@ -52,11 +53,11 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        // Which names stay: a kept name; every field of a name of which one field changes the table or is never
-        // indexed; every field of a known name of which one literal would get a new string however often it repeats (too
-        // long for the cache, or excluded), as Kestrel's stream object hands back its previous string when the bytes
-        // repeat, but for a cookie in crumbs, which Kestrel joins into a new string every time; then all other names if
-        // one of them stays. A reference to a table entry gets the entry's strings, made once per entry.
+        // Which names stay: a kept name; every field of a name of which one field changes the table; every field of a
+        // known name of which one literal would get a new string however often it repeats (too long for the cache, or
+        // excluded), as Kestrel's stream object hands back its previous string when the bytes repeat, but for a cookie
+        // in crumbs, which Kestrel joins into a new string every time; then all other names if one of them stays. A
+        // reference to a table entry gets the entry's strings, made once per entry.
         ulong knownStays = 0;
         ulong createdEveryTime = 0;
         int cookies = 0;
@@ -71,7 +72,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
 
             ref readonly HpackField field = ref fields[i];
-            if (field.Representation is HpackRepresentation.IncrementalIndexing or HpackRepresentation.NeverIndexed)
+            if (field.Representation == HpackRepresentation.IncrementalIndexing)
             {
                 if (kind >= 0)
                 {

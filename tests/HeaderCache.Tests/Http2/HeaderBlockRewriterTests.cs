@@ -39,13 +39,30 @@ public class HeaderBlockRewriterTests
     }
 
     [Fact]
-    public void A_never_indexed_field_keeps_every_field_of_its_name()
+    public void Never_indexed_literals_are_taken_as_literals_without_indexing_are_and_get_the_same_strings_when_they_repeat()
     {
-        (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "secret")
-            .Literal(FieldKind.WithoutIndexing, 23, "other").Without("accept", "*/*"));
+        HeaderBlock Block() => new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "Bearer abc")
+            .Literal(FieldKind.NeverIndexed, 0, "s=1", "x-session").Literal(FieldKind.NeverIndexed, 32, "a=1").Without("accept", "*/*")
+            .Literal(FieldKind.NeverIndexed, 32, "b=2");
 
-        Assert.Equal(["Accept: */*"], taken);
-        Assert.Equal([":method", ":scheme", ":path", ":authority", "authorization", "authorization"], kept);
+        TakenHeader[] first = RewriteLines(Block(), out string[] kept);
+        TakenHeader[] second = RewriteLines(Block());
+
+        Assert.Equal(["Authorization: Bearer abc", "x-session: s=1", "Cookie: a=1; b=2", "Accept: */*"], first.Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Equal([":method", ":scheme", ":path", ":authority"], kept);
+        Assert.All(first.Zip(second), pair => Assert.Same(pair.First.Value, pair.Second.Value));
+    }
+
+    [Fact]
+    public void A_never_indexed_literal_of_an_excluded_name_stays_with_every_field_of_its_name()
+    {
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["authorization"]), _handoff, HeadLimits.Default);
+        byte[] bytes = new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "secret").Without("accept", "*/*").ToArray();
+        Assert.True(_decoder.Decode(bytes));
+        byte[] output = [];
+
+        Assert.NotEqual(0, rewriter.TryRewrite([.. Header(bytes.Length), .. bytes], 9, 99, ref output));
+        Assert.Equal(["Accept: */*"], _handoff.Take(99).Select(line => $"{line.Name}: {line.Value}"));
     }
 
     [Fact]

@@ -4,9 +4,9 @@ using HeaderCache.Tests.Integration;
 
 namespace HeaderCache.Tests.Http2;
 
-/// <summary>Frames and header blocks the reader must follow without rewriting, or stop at, after requests it served:
-/// padding, trailers, never-indexed fields, size updates, and the errors Kestrel ends the connection for. The client
-/// gets the same frames as from Kestrel alone.</summary>
+/// <summary>Frames and header blocks the reader must follow, rewrite or stop at, after requests it served: padding,
+/// trailers, never-indexed fields, size updates, and the errors Kestrel ends the connection for. The client gets the
+/// same frames as from Kestrel alone.</summary>
 [Collection(Http2ServerPairGroup.Name)]
 public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
 {
@@ -14,7 +14,7 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
     {
         "padded block that adds to the table",
         "trailers that add to the table",
-        "never-indexed field keeps its name in the frame",
+        "never-indexed fields of a new name and of a static name",
         "size update to zero then a fresh table",
         "index beyond the table",
         "frame over MaxFrameSize",
@@ -80,7 +80,7 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
                 Whole(frames, 7, Plain("/after").Indexed(62));
                 return (frames, 7);
 
-            case "never-indexed field keeps its name in the frame":
+            case "never-indexed fields of a new name and of a static name":
                 Whole(frames, 5, Plain("/never").Literal(FieldKind.NeverIndexed, 0, "secret", "x-token").Without("x-token", "plain"));
                 Whole(frames, 7, Plain("/after").Literal(FieldKind.NeverIndexed, 23, "Bearer a"));
                 return (frames, 7);
