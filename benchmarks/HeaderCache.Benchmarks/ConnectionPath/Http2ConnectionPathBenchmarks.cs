@@ -28,25 +28,17 @@ namespace HeaderCache.Benchmarks.ConnectionPath;
 public class Http2ConnectionPathBenchmarks : IConnectionPath
 {
     private const string BareSuffix = "-bare";
-    private const int FrameHeaderLength = 9;
 
     // SETTINGS_MAX_FRAME_SIZE's initial value: a bigger block would need CONTINUATION frames.
     private const int MaxFramePayload = 16384;
-
-    // :status 200 (static index 8): the first octet of the block of every response Kestrel's encoder writes for the app.
-    private const byte Status200 = 0x88;
-
-    private static readonly byte[] SettingsAck = [0, 0, 0, (byte)FrameType.Settings, FrameFlags.Ack, 0, 0, 0, 0];
 
     // RFC 9113, section 8.2.2: Kestrel answers these with a stream error (TE too, unless it is "trailers").
     private static readonly HashSet<string> ConnectionSpecific = new(StringComparer.Ordinal) { "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade" };
 
     private InMemoryKestrel? _server;
-    private InMemoryClient _client = null!;
+    private Http2Exchange _exchange = null!;
     private byte[][] _requests = [];
     private int _next;
-    private int _streamId = -1;
-    private bool _settingsToAck;
 
     [ParamsAllValues]
     public ConnectionPathBenchmarks.Mode Server { get; set; }
@@ -65,11 +57,7 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     {
         (byte[][] firstRound, _requests) = Encode(Profile);
         _server = ConnectionPathBenchmarks.Start(Server, HostLogging, http2: true);
-        _client = _server.Connect();
-        var opening = new FrameWriter();
-        opening.Preface();
-        opening.Settings();
-        _client.Output.WriteAsync(opening.Bytes.ToArray()).AsTask().GetAwaiter().GetResult();
+        _exchange = Http2Exchange.OpenAsync(_server.Connect()).GetAwaiter().GetResult();
 
         // Two rounds of the pool, as ConnectionPathBenchmarks warms up: the one that fills the table, then one replayed.
         foreach (byte[] request in firstRound.Concat(_requests))
@@ -81,7 +69,7 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     [GlobalCleanup]
     public void Cleanup()
     {
-        _client.Output.Complete();
+        _exchange.Client.Output.Complete();
         _server?.DisposeAsync().AsTask().GetAwaiter().GetResult();
     }
 
@@ -98,7 +86,7 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     }
 
     // The pool's HEADERS frames, stream id 0 until sent: the round that fills the table, then the round replayed.
-    private static (byte[][] FirstRound, byte[][] Replayed) Encode(string profileName)
+    internal static (byte[][] FirstRound, byte[][] Replayed) Encode(string profileName)
     {
         bool bare = profileName.EndsWith(BareSuffix, StringComparison.Ordinal);
         TrafficProfile profile = TrafficProfile.Load(bare ? profileName[..^BareSuffix.Length] : profileName);
@@ -139,7 +127,7 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     }
 
     // An HTTP/1.1 head as Chrome sends the request over HTTP/2 (RFC 9113, section 8.3.1 and 8.2.3).
-    private static List<(string Name, string Value)> ToHttp2(string head, bool bare)
+    internal static List<(string Name, string Value)> ToHttp2(string head, bool bare)
     {
         string[] lines = head.Split("\r\n", StringSplitOptions.RemoveEmptyEntries);
         string[] requestLine = lines[0].Split(' ');
@@ -203,76 +191,6 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     private async Task RoundTripAsync(byte[] request)
     {
         Evictor?.Walk();
-
-        // Requests go one at a time, each on the next client stream.
-        int streamId = _streamId += 2;
-        BinaryPrimitives.WriteInt32BigEndian(request.AsSpan(5), streamId);
-        await _client.Output.WriteAsync(request);
-        await ReadResponseAsync(streamId);
-        if (_settingsToAck)
-        {
-            _settingsToAck = false;
-            await _client.Output.WriteAsync(SettingsAck);
-        }
-    }
-
-    // Reads through the end of the stream's response without allocating.
-    private async ValueTask ReadResponseAsync(int streamId)
-    {
-        while (true)
-        {
-            ReadResult result = await _client.Input.ReadAsync();
-            ReadOnlySequence<byte> buffer = result.Buffer;
-            if (TakeFrames(ref buffer, streamId))
-            {
-                _client.Input.AdvanceTo(buffer.Start);
-                return;
-            }
-
-            if (result.IsCompleted)
-            {
-                throw new InvalidOperationException("The server closed the connection.");
-            }
-
-            _client.Input.AdvanceTo(buffer.Start, buffer.End);
-        }
-    }
-
-    // Takes whole frames off the buffer, through the one that ends the stream's response if it is there (true). Frames of
-    // the connection (SETTINGS, WINDOW_UPDATE, PING) are skipped; the server's SETTINGS are acked after the response.
-    private bool TakeFrames(ref ReadOnlySequence<byte> buffer, int streamId)
-    {
-        Span<byte> head = stackalloc byte[FrameHeaderLength + 1];
-        while (buffer.Length >= FrameHeaderLength)
-        {
-            buffer.Slice(0, Math.Min(buffer.Length, head.Length)).CopyTo(head);
-            int length = (head[0] << 16) | (head[1] << 8) | head[2];
-            if (buffer.Length < FrameHeaderLength + length)
-            {
-                return false;
-            }
-
-            var type = (FrameType)head[3];
-            byte flags = head[4];
-            int stream = BinaryPrimitives.ReadInt32BigEndian(head[5..]) & int.MaxValue;
-            buffer = buffer.Slice(FrameHeaderLength + length);
-            switch (type)
-            {
-                case FrameType.Settings when (flags & FrameFlags.Ack) == 0:
-                    _settingsToAck = true;
-                    break;
-                case FrameType.Headers when stream == streamId && (length == 0 || head[FrameHeaderLength] != Status200 || (flags & FrameFlags.EndHeaders) == 0):
-                    throw new InvalidOperationException($"Stream {streamId}: the response is not a 200 in one HEADERS frame (flags 0x{flags:x2}, length {length}).");
-                case FrameType.RstStream or FrameType.GoAway:
-                    throw new InvalidOperationException($"The server sent {type} on stream {stream} while stream {streamId} was open.");
-            }
-
-            if (stream == streamId && (flags & FrameFlags.EndStream) != 0 && type is FrameType.Headers or FrameType.Data)
-            {
-                return true;
-            }
-        }
-
-        return false;
+        await _exchange.RoundTripAsync(request);
     }
 }

@@ -81,6 +81,9 @@ internal sealed class HeaderStringCache
     /// <summary>Lets go of the slots and their strings; the counters stay. The next insert allocates again.</summary>
     public void Release()
     {
+        ConnectionArrays.Return(_fingerprints);
+        ConnectionArrays.Return(_strings);
+        ConnectionArrays.Return(_visited);
         (_fingerprints, _strings, _visited) = (null, null, null);
         (_count, _hand) = (0, 0);
     }
@@ -191,9 +194,13 @@ internal sealed class HeaderStringCache
         return (uint)x;
     }
 
-    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8.
-    private static long SlotArrayBytes(int slots) =>
-        ArrayBytes(slots, sizeof(uint)) + ArrayBytes(slots, IntPtr.Size) + ArrayBytes(slots, sizeof(bool));
+    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8; as long as the shared ArrayPool
+    // makes them (a power of two, at least 16).
+    private static long SlotArrayBytes(int slots)
+    {
+        int length = (int)Math.Max(16, BitOperations.RoundUpToPowerOf2((uint)slots));
+        return ArrayBytes(length, sizeof(uint)) + ArrayBytes(length, IntPtr.Size) + ArrayBytes(length, sizeof(bool));
+    }
 
     private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
 
@@ -224,9 +231,9 @@ internal sealed class HeaderStringCache
     {
         if (_fingerprints is null)
         {
-            _fingerprints = new uint[_slotCount];
-            _strings = new string[_slotCount];
-            _visited = new bool[_slotCount];
+            _fingerprints = ConnectionArrays.Rent<uint>(_slotCount);
+            _strings = ConnectionArrays.Rent<string>(_slotCount);
+            _visited = ConnectionArrays.Rent<bool>(_slotCount);
         }
 
         int slot;

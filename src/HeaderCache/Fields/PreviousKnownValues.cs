@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Text;
 
+using HeaderCache.Caching;
 using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
@@ -60,7 +61,7 @@ internal struct PreviousKnownValues
 
         if (_values.Length == 0)
         {
-            _values = new PreviousValue[FieldNames.KnownCount];
+            _values = ConnectionArrays.Rent<PreviousValue>(FieldNames.KnownCount);
         }
 
         // The line's bytes, not the string's, which a cache served and which lies elsewhere in the heap. A value is
@@ -72,7 +73,11 @@ internal struct PreviousKnownValues
     /// <summary>A line left to Kestrel is taken after all (its name repeats later in the head).</summary>
     public void Take(in TakenHeader line) => LeftLength -= line.End - line.Start;
 
-    public void Release() => (_values, _reusable) = ([], 0);
+    public void Release()
+    {
+        ConnectionArrays.Return(_values);
+        (_values, _reusable) = ([], 0);
+    }
 
     private readonly bool IsPrevious(int known, ReadOnlySpan<byte> value, string? recalled)
     {

@@ -72,6 +72,9 @@ internal sealed partial class LineMemo
 
     public void Release()
     {
+        ConnectionArrays.Return(_fingerprints);
+        ConnectionArrays.Return(_entries);
+        ConnectionArrays.Return(_bytes);
         (_fingerprints, _entries, _bytes) = ([], [], []);
         (_used, _hand, _found, _foundSinceHand) = (0, 0, -1, 0);
         (_previous, _first) = (-1, 0);
@@ -109,8 +112,8 @@ internal sealed partial class LineMemo
         Debug.Assert(entry.Name.Length <= byte.MaxValue, "A name is Kestrel's constant or one the cache of names holds.");
         if (_entries.Length == 0)
         {
-            _fingerprints = new uint[Size];
-            _entries = new Entry[Size];
+            _fingerprints = ConnectionArrays.Rent<uint>(Size);
+            _entries = ConnectionArrays.Rent<Entry>(Size);
         }
 
         int index = _found;
@@ -234,7 +237,7 @@ internal sealed partial class LineMemo
 
         // In steps of MinBytes rather than doubling: an idle connection keeps the array until it is trimmed.
         int capacity = Math.Min(MaxBytes, (live + length + (live / 2) + MinBytes - 1) / MinBytes * MinBytes);
-        Compact(capacity <= _bytes.Length ? _bytes : new byte[capacity]);
+        Compact(capacity <= _bytes.Length ? _bytes : ConnectionArrays.Rent<byte>(capacity));
         at = _used;
         _used += length;
         return true;
@@ -269,6 +272,11 @@ internal sealed partial class LineMemo
             _bytes.AsSpan(entry.Offset, entry.Length).CopyTo(target.AsSpan(used));
             entry.Offset = (ushort)used;
             used += entry.Length;
+        }
+
+        if (target != _bytes)
+        {
+            ConnectionArrays.Return(_bytes);
         }
 
         _bytes = target;
