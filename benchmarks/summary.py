@@ -17,6 +17,7 @@ work free), and the part of that difference HeaderCache saved on P, (kestrel - h
 P-bare), by medians over rounds; then bare_user_ratio=<a> user_saved_of_ceiling=<b>, the same for user mode. Standard
 library only.
 """
+import argparse
 import csv
 import math
 import os
@@ -93,6 +94,15 @@ def read_runs(path):
     if not rows:
         sys.exit("no runs in " + path)
     return rows
+
+
+def arguments(description):
+    """A summarizer's command line, runs.csv [--out DIR]: the rows of runs.csv and the folder for the summary files."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("runs_csv")
+    ap.add_argument("--out", help="folder for summary.csv/.md/.txt (default: the folder of runs.csv)")
+    args = ap.parse_args()
+    return read_runs(args.runs_csv), args.out or os.path.dirname(os.path.abspath(args.runs_csv))
 
 
 def medians(rows):

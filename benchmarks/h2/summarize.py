@@ -10,11 +10,9 @@ user-agent), of HeaderCache on P, and the share of the bytes P's headers cost Ke
 (k - h) / (k - b): issue 48's "header-driven bytes per request removed", 0 for a connection HeaderCache passes through,
 1 at best. Run it from the checkout: python3 -m benchmarks.h2.summarize <runs.csv> [--out DIR]. Standard library only.
 """
-import argparse
-import os
 import statistics
 
-from benchmarks.summary import BASELINE, per_run, read_runs, summarize
+from benchmarks.summary import BASELINE, arguments, per_run, summarize
 
 
 def bytes_median(rows, profile, mode):
@@ -36,16 +34,11 @@ def header_bytes(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("runs_csv")
-    ap.add_argument("--out", help="folder for summary.csv/.md/.txt (default: the folder of runs.csv)")
-    args = ap.parse_args()
-    rows = read_runs(args.runs_csv)
+    rows, out = arguments(__doc__)
     first = rows[0]
     note = (f"h2load -t1 -c{first['connections']} -m{first['streams']} over {first['transport']}, "
             f"{first['duration_s']}s measured per run; medians over rounds; (x) = ratio to '{BASELINE}' (stock Kestrel).")
-    summarize(rows, args.out or os.path.dirname(os.path.abspath(args.runs_csv)), note, "# h2load comparison (HTTP/2)",
-              header_bytes(rows))
+    summarize(rows, out, note, "# h2load comparison (HTTP/2)", header_bytes(rows))
 
 
 if __name__ == "__main__":

@@ -5,18 +5,11 @@ RESULT and CEILING lines (benchmarks/summary.py says what they hold).
 Writes summary.csv, summary.md and summary.txt next to runs.csv (or into --out) and prints the table. Run it from the
 checkout: python3 -m benchmarks.wrk.summarize <runs.csv> [--out DIR]. Standard library only.
 """
-import argparse
-import os
-
-from benchmarks.summary import BASELINE, read_runs, summarize
+from benchmarks.summary import BASELINE, arguments, summarize
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("runs_csv")
-    ap.add_argument("--out", help="folder for summary.csv/.md/.txt (default: the folder of runs.csv)")
-    args = ap.parse_args()
-    rows = read_runs(args.runs_csv)
+    rows, out = arguments(__doc__)
     first = rows[0]
     pipeline, connections = first["pipeline"], first["connections"]
     note = (f"wrk -t{connections} -c{connections} (one connection per thread), {first['duration_s']}s measured per run, "
@@ -24,7 +17,7 @@ def main():
             "req/s counts HTTP requests (wrk counts every response, pipelined or not).")
     if pipeline != "1":
         note += f" Latency is per pipelined batch of {pipeline} requests (write of the batch to its last response)."
-    summarize(rows, args.out or os.path.dirname(os.path.abspath(args.runs_csv)), note, "# wrk comparison")
+    summarize(rows, out, note, "# wrk comparison")
 
 
 if __name__ == "__main__":
