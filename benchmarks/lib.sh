@@ -323,6 +323,19 @@ measure_profile() { # round profile: every mode in ORDER warmed up, then measure
   done
 }
 
+measure_rounds() { # ROUNDS rounds of MODES on PROFILES: each round fresh servers, every profile's tier-up in each, then
+  # every profile measured in the round's order of the modes (measure_profile)
+  local round mode profile
+  for round in $(seq "$ROUNDS"); do
+    start_servers "$round"
+    # shellcheck disable=SC2086
+    for mode in "${MODES[@]}"; do tier_up "$mode" "$round" $PROFILES; done
+    round_order "$round" "${MODES[@]}"
+    for profile in $PROFILES; do measure_profile "$round" "$profile"; done
+    cleanup
+  done
+}
+
 show_run() { # round profile mode rps p99_us errors: a line of progress, from the caller's C R A
   printf '   round %d %-16s %-18s %9.0f req/s  p99 %6.2f ms  %7.1f us CPU/req  %7d B/req  errors %d\n' "$1" "$2" "$3" "$4" \
     "$(awk -v u="$5" 'BEGIN { print u / 1000 }')" \

@@ -193,14 +193,7 @@ echo "   h2load -t1 -c$CONNECTIONS -m$STREAMS over $TRANSPORT, warm-up ${WARMUP}
 echo "   tier-up: every profile in $TIER_UP run(s) of 1 s with 32 connections per fresh server"
 echo "   server: dotnet, DOTNET_gcServer=$GC_SERVER ($GC GC), one fresh process per mode per round; results: $OUT"
 
-for round in $(seq "$ROUNDS"); do
-  start_servers "$round"
-  # shellcheck disable=SC2086
-  for mode in "${MODES[@]}"; do tier_up "$mode" "$round" $PROFILES; done
-  round_order "$round" "${MODES[@]}"
-  for profile in $PROFILES; do measure_profile "$round" "$profile"; done
-  cleanup
-done
+measure_rounds
 
 echo "== finished in $(( $(date +%s) - START_TIME ))s$([[ $BUILD == 1 ]] && echo ", build included"); results in $OUT"
 summarize h2 "$RUNS_CSV" --out "$OUT"

@@ -140,14 +140,7 @@ if [[ -n "$LARGE_PAGES_ENV" ]]; then
   echo "   large pages: each server's GC heap on 2 MB pages, at most $LARGE_PAGES MB ($LARGE_PAGES_ENV)"
 fi
 
-for round in $(seq "$ROUNDS"); do
-  start_servers "$round"
-  # shellcheck disable=SC2086
-  for mode in "${MODES[@]}"; do tier_up "$mode" "$round" $PROFILES; done
-  round_order "$round" "${MODES[@]}"
-  for profile in $PROFILES; do measure_profile "$round" "$profile"; done
-  cleanup
-done
+measure_rounds
 
 echo "== finished in $(( $(date +%s) - START_TIME ))s, build included; results in $OUT"
 # The table, then (last lines of the output) one "RESULT <profile> ..." line per profile.
