@@ -33,7 +33,7 @@ import time
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 import sample_server  # noqa: E402
-DLL = os.path.join(REPO, "artifacts", "browser", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll")
+DLL = sample_server.dll("browser")
 MODES = {
     "headercache": {"Sample__KestrelOnly": "false", "HeaderCache__Enabled": "true"},
     "kestrel": {"Sample__KestrelOnly": "true"},
@@ -52,8 +52,7 @@ def chromium():
 
 def build():
     """The sample, Release, into artifacts/browser (DLL)."""
-    subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
-                    "--artifacts-path", os.path.join(REPO, "artifacts", "browser"), "-nologo", "-v", "q"], check=True)
+    sample_server.build("browser")
 
 
 class Tls:

@@ -17,12 +17,9 @@ Usage: benchmarks/browser/walk_ceiling.py [--no-build]
 import argparse
 import asyncio
 import collections
-import os
-import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser_hit_rate as walk  # noqa: E402
+import browser_hit_rate as walk
 
 KESTREL_ACTS_ON = {b"host", b"connection", b"content-length", b"transfer-encoding"}
 

@@ -2,7 +2,7 @@
 # Server bytes per request under real .NET clients over h2c (prior knowledge), one connection, sequential requests:
 #   headercache   HeaderCache on (the sample's default)
 #   kestrel       Sample__KestrelOnly=true: HeaderCache not registered at all (stock Kestrel, the baseline)
-# The same sample server as benchmarks/h2 and benchmarks/wrk (built and started by benchmarks/wrk/modes.sh), with
+# The same sample server as benchmarks/h2 and benchmarks/wrk (built and started by benchmarks/lib.sh), with
 # Kestrel__EndpointDefaults__Protocols=Http2 so that the cleartext endpoint takes the h2c preface, answering
 # "Hello, World!" (Sample__Echo=false) and POSTs to /bench.Echo/* as a unary gRPC service (SampleGrpc.cs).
 #
@@ -24,7 +24,7 @@
 # Every round starts a fresh server per mode (both start together; one is idle while the other is measured), then for
 # every profile runs one client process per mode, the order of the modes alternating by round (odd rounds HeaderCache
 # first). A client opens one connection, sends --warmup requests (in two halves, a pause after each, so that the JIT has
-# tiered up), then the script reads /stats twice (what one /stats read allocates, as modes.sh's measure_start does),
+# tiered up), then the script reads /stats twice (what one /stats read allocates, as benchmarks/lib.sh's measure_start does),
 # the client sends --requests requests, the script reads /stats again, and the client reads /headercache on its own
 # connection (HeaderCache's hits and misses there: that it was engaged).
 #
@@ -33,76 +33,42 @@
 # Usage: benchmarks/clients/compare.sh [--rounds N] [--requests N] [--warmup N] [--profiles "grpc grpc-bare ..."]
 #                                      [--no-build] [--results DIR]
 set -euo pipefail
-
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-HERE="$REPO/benchmarks/clients"
+# shellcheck source=benchmarks/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ROUNDS=3
 REQUESTS=20000
 WARMUP=4000
 PROFILES="httpclient-chrome httpclient-chrome-bare grpc grpc-static grpc-bare grpc-kept"
 BUILD=1
-RESULTS_ROOT="$HERE/results"
-APP_ENV="Sample__Echo=false"   # read by modes.sh's mode_env
-
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+RESULTS_ROOT="$REPO/benchmarks/clients/results"
+OPTIONS="rounds warmup profiles no-build results"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --rounds) ROUNDS="$2"; shift ;;
-    --requests) REQUESTS="$2"; shift ;;
-    --warmup) WARMUP="$2"; shift ;;
-    --profiles) PROFILES="${2//,/ }"; shift ;;
-    --no-build) BUILD=0 ;;
-    --results) RESULTS_ROOT="$2"; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    --requests) REQUESTS="${2:?--requests needs a value}"; shift 2 ;;
+    *) shared_option "$@"; shift "$SHIFT" ;;
   esac
-  shift
 done
-for v in ROUNDS REQUESTS WARMUP; do
-  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
-done
-command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2; exit 1; }
+whole 1 ROUNDS REQUESTS WARMUP
+need curl
+need python3
 
 START_TIME=$(date +%s)
-# shellcheck source=benchmarks/wrk/modes.sh
-source "$REPO/benchmarks/wrk/modes.sh"
 MODES=(headercache kestrel)
 CLIENT_DLL="$REPO/artifacts/clients/bin/HeaderCache.Clients/release/HeaderCache.Clients.dll"
 if [[ $BUILD == 1 ]]; then
   echo "== build (Release: the sample into $REPO/artifacts/wrk, shared with benchmarks/wrk and h2; the clients into artifacts/clients)"
   build_sample "$REPO"
-  dotnet build "$HERE" -c Release --artifacts-path "$REPO/artifacts/clients" -nologo -v q | grep -E "error|Warn|Elapsed" || true
+  build "$REPO/benchmarks/clients" "$REPO/artifacts/clients"
 fi
-[[ -f "$(sample_dll "$REPO")" ]] || { echo "build output $(sample_dll "$REPO") missing" >&2; exit 1; }
-[[ -f "$CLIENT_DLL" ]] || { echo "build output $CLIENT_DLL missing" >&2; exit 1; }
+built "$(sample_dll "$REPO")" "$CLIENT_DLL"
 
-RUN_NAME="$(date +%Y%m%d-%H%M%S)-h2c-clients"
-OUT="$RESULTS_ROOT/$RUN_NAME"
-mkdir -p "$OUT/logs"
-ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
-LISTEN_ENV="Kestrel__EndpointDefaults__Protocols=Http2"
+new_run h2c-clients
+SERVER_ENV="Kestrel__EndpointDefaults__Protocols=Http2"
+STATS_CURL=(--http2-prior-knowledge)   # /stats over h2c like the measured traffic
 
 on_exit cleanup
-
-start_server() { # mode round
-  # shellcheck disable=SC2086
-  start_sample "$REPO" "$1" "$OUT/logs/server-$1-r$2.log" $LISTEN_ENV
-  PID[$1]=$SAMPLE_PID
-}
-
-wait_server() { # mode round
-  PORT[$1]=$(listening_port "$OUT/logs/server-$1-r$2.log" "${PID[$1]}") || exit 1
-  stats "$1" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
-}
-
-stats() { # mode -> "allocated requests gen0 jit_us", read over h2c like the measured traffic (benchmarks/h2's)
-  local json
-  json=$(curl -fsS --http2-prior-knowledge --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats") || return 1
-  sed -nE 's/.*"allocatedBytes":([0-9]+).*"requests":([0-9]+).*"gen0":([0-9]+).*"jitMicroseconds":([0-9]+).*/\1 \2 \3 \4/p' <<<"$json" | grep .
-}
 
 expect() { # fd word log -> the client's next line, which must start with word (else the log, and exit)
   local line=""
@@ -152,16 +118,14 @@ echo "== $ROUNDS round(s) x profiles [$PROFILES] x modes [${MODES[*]}]"
 echo "   one h2c connection per client run, sequential requests: $WARMUP warm-up + $REQUESTS measured; results: $OUT"
 
 for round in $(seq "$ROUNDS"); do
-  for mode in "${MODES[@]}"; do start_server "$mode" "$round"; done
-  for mode in "${MODES[@]}"; do wait_server "$mode" "$round"; done
-  ORDER=("${MODES[@]}")
-  (( round % 2 == 0 )) && ORDER=("${MODES[1]}" "${MODES[0]}")
+  start_servers "$round"
+  round_order "$round" "${MODES[@]}"
   for profile in $PROFILES; do
-    declare -A C=() U=() R=() A=() G=() N=() E=() J=() P50=() P90=() P99=() MAX=()
+    declare -A C=() U=() R=() A=() G=() J=() X=() N=() E=() P50=() P90=() P99=() MAX=()
     for mode in "${ORDER[@]}"; do run_client "$mode" "$profile" "$round"; done
   done
   cleanup
 done
 
 echo "== finished in $(( $(date +%s) - START_TIME ))s$([[ $BUILD == 1 ]] && echo ", build included"); results in $OUT"
-python3 "$HERE/summarize.py" "$RUNS_CSV" | tee "$OUT/summary.txt"
+summarize clients "$RUNS_CSV" | tee "$OUT/summary.txt"

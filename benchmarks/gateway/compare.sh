@@ -35,11 +35,8 @@
 #                                      [--connections N] [--slots N] [--tier-up N] [--no-cache-stats] [--no-build]
 #                                      [--results DIR]
 set -euo pipefail
-
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-GATEWAY_DIR="$REPO/benchmarks/gateway"
-WRK_DIR="$REPO/benchmarks/wrk"
-HERE="$WRK_DIR"   # modes.sh's tier_up finds profile.lua there
+# shellcheck source=benchmarks/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 ROUNDS=4
 DURATION=10
@@ -50,78 +47,53 @@ SLOTS=""
 TIER_UP=3
 CACHE_STATS=1
 BUILD=1
-RESULTS_ROOT="$GATEWAY_DIR/results"
-# The backend answers every request with "Hello, World!", so that its share of the 2 cores is small and the same.
-APP_ENV="Sample__Echo=false"
+RESULTS_ROOT="$REPO/benchmarks/gateway/results"
 PIPELINE=1
-
-usage() { sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+PACE=0
+OPTIONS="rounds duration warmup profiles connections tier-up no-build results"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --rounds) ROUNDS="$2"; shift ;;
-    --duration) DURATION="${2%s}"; shift ;;
-    --warmup) WARMUP="${2%s}"; shift ;;
-    --profiles) PROFILES="${2//,/ }"; shift ;;
-    --connections) CONNECTIONS="$2"; shift ;;
-    --slots) SLOTS="$2"; shift ;;
-    --tier-up) TIER_UP="$2"; shift ;;
-    --no-cache-stats) CACHE_STATS=0 ;;
-    --no-build) BUILD=0 ;;
-    --results) RESULTS_ROOT="$2"; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    --slots) SLOTS="${2:?--slots needs a value}"; shift 2 ;;
+    --no-cache-stats) CACHE_STATS=0; shift ;;
+    *) shared_option "$@"; shift "$SHIFT" ;;
   esac
-  shift
 done
 
-for v in ROUNDS DURATION WARMUP CONNECTIONS; do
-  [[ "${!v}" =~ ^[0-9]+$ && "${!v}" -ge 1 ]] || { echo "--${v,,} must be a whole number >= 1" >&2; exit 2; }
-done
-[[ "$TIER_UP" =~ ^[0-9]+$ ]] || { echo "--tier-up must be a whole number of runs >= 0" >&2; exit 2; }
+whole 1 ROUNDS DURATION WARMUP CONNECTIONS
+whole 0 TIER_UP
 [[ -z "$SLOTS" || ( "$SLOTS" =~ ^[0-9]+$ && "$SLOTS" -ge 1 && "$SLOTS" -le 256 ) ]] || { echo "--slots must be 1 to 256" >&2; exit 2; }
-for p in $PROFILES; do [[ -f "$REPO/traffic/$p.http" ]] || { echo "no profile traffic/$p.http" >&2; exit 2; }; done
-
-command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
-command -v python3 >/dev/null || { echo "python3 is needed for the summary" >&2; exit 1; }
-command -v curl >/dev/null || { echo "curl is needed to read /stats" >&2; exit 1; }
+check_profiles
+need wrk wrk
+need python3
+need curl
 
 START_TIME=$(date +%s)
-# build_sample, start_sample, listening_port, tier_up, cleanup, cpu_ticks: the same backend and helpers as
-# benchmarks/wrk/compare.sh.
-# shellcheck source=benchmarks/wrk/modes.sh
-source "$WRK_DIR/modes.sh"
-
 GATEWAY_DLL="$REPO/artifacts/gateway/bin/HeaderCache.Gateway/release/HeaderCache.Gateway.dll"
 if [[ $BUILD == 1 ]]; then
   echo "== build (Release, $REPO/artifacts/wrk and $REPO/artifacts/gateway)"
   build_sample "$REPO"
-  dotnet build "$REPO/samples/HeaderCache.Gateway" -c Release --artifacts-path "$REPO/artifacts/gateway" -nologo -v q \
-    | grep -E "error|Warn|Elapsed" || true
+  build "$REPO/samples/HeaderCache.Gateway" "$REPO/artifacts/gateway"
 fi
-for dll in "$(sample_dll "$REPO")" "$GATEWAY_DLL"; do
-  [[ -f "$dll" ]] || { echo "build output $dll missing" >&2; exit 1; }
-done
+built "$(sample_dll "$REPO")" "$GATEWAY_DLL"
 
-RUN_NAME="$(date +%Y%m%d-%H%M%S)-gateway"
-OUT="$RESULTS_ROOT/$RUN_NAME"
-mkdir -p "$OUT/logs" "$OUT/traffic"
-ln -sfn "$RUN_NAME" "$RESULTS_ROOT/latest"
+new_run gateway
 
 # P-floor: P's heads with the request line and Host only.
 FLOOR_DIR="$OUT/traffic"
+mkdir -p "$FLOOR_DIR"
 for p in $PROFILES; do
   awk 'BEGIN { first = 1 }
     /^$/ { print; first = 1; next }
     first { print; first = 0; next }
     tolower($0) ~ /^host:/ { print }' "$REPO/traffic/$p.http" >"$FLOOR_DIR/$p-floor.http"
 done
-profile_file() { # profile -> its traffic file (replaces modes.sh's, which tier_up calls)
+profile_file() { # profile -> its traffic file (replaces lib.sh's, which load calls)
   if [[ "$1" == *-floor ]]; then echo "$FLOOR_DIR/$1.http"; else echo "$REPO/traffic/$1.http"; fi
 }
 
 RUNS_CSV="$OUT/runs.csv"
-echo "round,profile,mode,connections,pipeline,duration_s,wrk_requests,wrk_rps,p50_us,p90_us,p99_us,max_us,server_requests,allocated_bytes,gen0,cpu_ticks,clk_tck,errors,jit_us,user_ticks,backend_cpu_ticks,lines_served,lines_created,evictions_value,evictions_name" > "$RUNS_CSV"
+echo "$RUN_COLUMNS,backend_cpu_ticks,lines_served,lines_created,evictions_value,evictions_name" > "$RUNS_CSV"
 
 BACKEND_PID=""
 stop_all() {
@@ -130,86 +102,66 @@ stop_all() {
 }
 on_exit stop_all
 
-start_gateway() { # mode round
-  local log="$OUT/logs/gateway-$1-r$2.log" kestrel_only=false slots=()
+SERVER_LOG=gateway
+start_server() { # mode round: the gateway (replaces lib.sh's, which starts the sample)
+  local kestrel_only=false slots=()
   [[ $1 == kestrel ]] && kestrel_only=true
   [[ -n "$SLOTS" ]] && slots=("HeaderCache__SlotCount=$SLOTS")
   env Gateway__KestrelOnly=$kestrel_only Gateway__Backend="http://127.0.0.1:$BACKEND_PORT" \
     Gateway__CacheStats=$([[ $CACHE_STATS == 1 ]] && echo true || echo false) "${slots[@]}" \
     DOTNET_gcServer=0 ASPNETCORE_ENVIRONMENT=Production "Logging__LogLevel__Microsoft.Hosting.Lifetime=Information" \
-    dotnet "$GATEWAY_DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Gateway" >"$log" 2>&1 &
+    dotnet "$GATEWAY_DLL" --urls "http://127.0.0.1:0" --contentRoot "$REPO/samples/HeaderCache.Gateway" >"$(server_log "$1" "$2")" 2>&1 &
   PID[$1]=$!
 }
 
-stats() { # mode -> "allocated requests gen0 jit_us served created evictions_value evictions_name"
-  local json jit
-  json=$(curl -fsS --max-time 10 "http://127.0.0.1:${PORT[$1]}/stats") || return 1
-  jit=$(sed -nE 's/.*"jitMicroseconds":([0-9]+).*/\1/p' <<<"$json")
-  metric() { sed -nE "s/.*\"headercache\\.$1\":([0-9]+).*/\\1/p" <<<"$json"; }
-  local served created ev en
-  served=$(metric 'lines\|served'); created=$(metric 'lines\|created')
-  ev=$(metric 'evictions\|value'); en=$(metric 'evictions\|name')
-  sed -nE "s/.*\"allocatedBytes\":([0-9]+).*\"requests\":([0-9]+).*\"gen0\":([0-9]+).*/\\1 \\2 \\3/p" <<<"$json" | grep . \
-    | sed "s/\$/ ${jit:-0} ${served:-0} ${created:-0} ${ev:-0} ${en:-0}/"
-}
-
-run_wrk() { # mode profile seconds outfile
-  timeout $(($3 + 30)) wrk -t"$CONNECTIONS" -c"$CONNECTIONS" -d"${3}s" --timeout 10s --latency \
-    -s "$WRK_DIR/profile.lua" "http://127.0.0.1:${PORT[$1]}" -- "$(profile_file "$2")" "$PIPELINE" 0 >"$4" 2>&1 \
-    || { echo "wrk failed ($2/$1):" >&2; cat "$4" >&2; exit 1; }
+stats() { # mode -> "allocated requests gen0 jit_us served created evictions_value evictions_name" (HeaderCache's
+  # metric totals, 0 without them)
+  local json figures
+  json=$(stats_json "$1") || return 1
+  figures=$(stats_figures "$json") || return 1
+  metric() { local v; v=$(sed -nE "s/.*\"headercache\\.$1\":([0-9]+).*/\\1/p" <<<"$json"); echo "${v:-0}"; }
+  echo "$figures $(metric 'lines\|served') $(metric 'lines\|created') $(metric 'evictions\|value') $(metric 'evictions\|name')"
 }
 
 start_sample "$REPO" kestrel "$OUT/logs/backend.log" DOTNET_gcServer=0
 BACKEND_PID=$SAMPLE_PID
 BACKEND_PORT=$(listening_port "$OUT/logs/backend.log" "$BACKEND_PID") || exit 1
 
-CLK_TCK=$(getconf CLK_TCK)
 echo "== $ROUNDS round(s) x profiles [$PROFILES] x [headercache kestrel floor]; HeaderCache slots ${SLOTS:-25 (default)}"
 echo "   wrk -t$CONNECTIONS -c$CONNECTIONS through the gateway, warm-up ${WARMUP}s, measured ${DURATION}s; tier-up $TIER_UP x 1 s per profile"
 echo "   backend: the main sample as Kestrel alone on port $BACKEND_PORT (pid $BACKEND_PID); gateways fresh every round, workstation GC"
 echo "   results: $OUT"
 
-KINDS=(headercache kestrel floor)
+measure_kind() { # round profile kind: the kind's warm-up and measured run, one runs.csv row; floor is the kestrel
+  # gateway on profile-floor
+  local round=$1 profile=$2 mode=$3 b1 b2 out result requests errors p50 p90 p99 max rps
+  local -A C=() U=() R=() A=() G=() J=() X=() N=() E=() P50=() P90=() P99=() MAX=()
+  [[ $3 == floor ]] && { mode=kestrel; profile="$profile-floor"; }
+  load "$mode" "$profile" "$WARMUP" "$OUT/logs/wrk-warmup-$profile-$mode-r$round.txt" warmup
+  measure_reset "$mode"
+  measure_start "$mode"
+  read -r b1 _ <<<"$(cpu_ticks "$BACKEND_PID")"
+  out="$OUT/logs/wrk-$profile-$mode-r$round.txt"
+  load "$mode" "$profile" "$DURATION" "$out" measured
+  read -r b2 _ <<<"$(cpu_ticks "$BACKEND_PID")"
+  measure_end "$mode"
+  result=$(load_result "$out") || exit 1
+  read -r requests errors p50 p90 p99 max rps <<<"$result"
+  echo "$round,$profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,$requests,$rps,$p50,$p90,$p99,$max,${R[$mode]},${A[$mode]},${G[$mode]},${C[$mode]},$CLK_TCK,$errors,${J[$mode]},${U[$mode]},$((b2 - b1)),${X[$mode]// /,}" >> "$RUNS_CSV"
+  show_run "$round" "$profile" "$mode" "$rps" "$p99" "$errors"
+}
+
+MODES=(headercache kestrel)
 for round in $(seq "$ROUNDS"); do
-  for mode in headercache kestrel; do start_gateway "$mode" "$round"; done
-  for mode in headercache kestrel; do
-    PORT[$mode]=$(listening_port "$OUT/logs/gateway-$mode-r$round.log" "${PID[$mode]}") || exit 1
-    stats "$mode" >/dev/null   # JIT the /stats path now, so later /stats calls cost the same every time
-    # shellcheck disable=SC2046
-    tier_up "${PORT[$mode]}" "$OUT/logs/wrk-tierup-$mode-r$round" "$TIER_UP" "$PIPELINE" $(for p in $PROFILES; do echo "$p $p-floor"; done) || exit 1
-  done
-  shift_by=$(( (round - 1) % 3 ))
-  ORDER=("${KINDS[@]:$shift_by}" "${KINDS[@]:0:$shift_by}")
-  (( round % 2 == 0 )) && ORDER=("${ORDER[2]}" "${ORDER[1]}" "${ORDER[0]}")
+  start_servers "$round"
+  # shellcheck disable=SC2046
+  for mode in "${MODES[@]}"; do tier_up "$mode" "$round" $(for p in $PROFILES; do echo "$p $p-floor"; done); done
+  round_order "$round" headercache kestrel floor
   for profile in $PROFILES; do
-    for kind in "${ORDER[@]}"; do
-      mode=$kind; run_profile=$profile
-      [[ $kind == floor ]] && { mode=kestrel; run_profile="$profile-floor"; }
-      run_wrk "$mode" "$run_profile" "$WARMUP" "$OUT/logs/wrk-warmup-$run_profile-$mode-r$round.txt"
-      s0=$(stats "$mode"); s1=$(stats "$mode")
-      read -r a0 _ <<<"$s0"
-      read -r a1 r1 g1 j1 v1 c1x e1 n1 <<<"$s1"
-      stats_cost=$((a1 - a0))            # bytes one /stats request allocates (subtracted once below)
-      read -r c1 u1 <<<"$(cpu_ticks "${PID[$mode]}")"
-      read -r b1 _ <<<"$(cpu_ticks "$BACKEND_PID")"
-      wrk_out="$OUT/logs/wrk-$run_profile-$mode-r$round.txt"
-      run_wrk "$mode" "$run_profile" "$DURATION" "$wrk_out"
-      read -r c2 u2 <<<"$(cpu_ticks "${PID[$mode]}")"
-      read -r b2 _ <<<"$(cpu_ticks "$BACKEND_PID")"
-      s2=$(stats "$mode")
-      read -r a2 r2 g2 j2 v2 c2x e2 n2 <<<"$s2"
-      line=$(grep '^WRK_RESULT' "$wrk_out") || { echo "wrk failed ($run_profile/$mode):" >&2; cat "$wrk_out" >&2; exit 1; }
-      field() { sed -E "s/.* $1=([0-9.]+).*/\\1/" <<<"$line"; }
-      errors=$(( $(field connect_err) + $(field read_err) + $(field write_err) + $(field status_err) + $(field timeout_err) ))
-      requests=$(( r2 - r1 - 1 ))        # the second /stats request itself is counted in r2
-      allocated=$(( a2 - a1 - stats_cost ))
-      echo "$round,$run_profile,$mode,$CONNECTIONS,$PIPELINE,$DURATION,$(field requests),$(field rps),$(field p50_us),$(field p90_us),$(field p99_us),$(field max_us),$requests,$allocated,$((g2 - g1)),$((c2 - c1)),$CLK_TCK,$errors,$((j2 - j1)),$((u2 - u1)),$((b2 - b1)),$((v2 - v1)),$((c2x - c1x)),$((e2 - e1)),$((n2 - n1))" >> "$RUNS_CSV"
-      printf '   round %d %-16s %-12s %9.0f req/s  %7d B/req  gen0 %4d  errors %d\n' "$round" "$run_profile" "$mode" \
-        "$(field rps)" "$(( allocated / (requests > 0 ? requests : 1) ))" "$((g2 - g1))" "$errors"
-    done
+    for kind in "${ORDER[@]}"; do measure_kind "$round" "$profile" "$kind"; done
   done
   cleanup
 done
 
 echo "== finished in $(( $(date +%s) - START_TIME ))s, build included; results in $OUT"
-python3 "$GATEWAY_DIR/summarize.py" "$RUNS_CSV" --out "$OUT"
+summarize gateway "$RUNS_CSV" --out "$OUT"

@@ -9,8 +9,8 @@ Prints a table and one line per profile (the last lines of the output):
           [served_share=<served/(served+created)> value_evictions_per_req=<>]
 cpu_round_median divides within each round (the two gateways measured minutes apart), backend_cpu_ratio is the control:
 the backend's CPU per request while each gateway was measured, which gets the same bytes from both. Given several
-runs.csv of the same code, it pools their rounds (python3 benchmarks/gateway/summarize.py results/*/runs.csv) and writes
-summary.txt only with --out. Standard library only.
+runs.csv of the same code, it pools their rounds (python3 -m benchmarks.gateway.summarize results/*/runs.csv, from the
+checkout) and writes summary.txt only with --out. Standard library only.
 """
 import argparse
 import csv
@@ -19,8 +19,7 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wrk"))
-from summarize import per_run, ratio, ratios_by_round  # noqa: E402  (benchmarks/wrk/summarize.py)
+from benchmarks.summary import per_run, ratio, ratios_by_round, text_table
 
 FIGURES = [
     ("rps", "req/s", "{:.0f}"),
@@ -82,8 +81,7 @@ def main():
                 cells.append(f"{fmt.format(value)} ({ratio(value, base):.3f})")
             cells.append(str(sum(x["errors"] for x in rs)))
             table.append(cells)
-    widths = [max(len(headers[i]), *(len(t[i]) for t in table)) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(t, widths))) for t in [headers] + table]
+    lines = text_table(headers, table)
 
     results = []
     for p in profiles:

@@ -4,12 +4,10 @@
 # per request HeaderCache removes. Uses a compare.sh run's traffic/*.args (benchmarks/h2/results/latest by default).
 # Usage: benchmarks/h2/bursts.sh [profile] [bursts] [streams] [idle_ms]
 set -euo pipefail
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=benchmarks/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 PROFILE="${1:-chrome}" BURSTS="${2:-8}" STREAMS="${3:-6}" IDLE="${4:-6000}"
 TRAFFIC="${TRAFFIC:-$REPO/benchmarks/h2/results/latest/traffic}"
-APP_ENV="Sample__Echo=false"
-# shellcheck source=benchmarks/wrk/modes.sh
-source "$REPO/benchmarks/wrk/modes.sh"
 declare -A B
 for mode in headercache kestrel; do
   for p in "$PROFILE" "$PROFILE-bare"; do

@@ -146,11 +146,10 @@ def main():
                              "releases blocks it no longer needs after a while, so a long wait leaves only what the "
                              "idle connections themselves hold. HeaderCache's connections let go of their memo of lines "
                              "and queue after ten heartbeats (about 10 s) without a request: 13 measures them after that")
-    parser.add_argument("--dll", default=os.path.join(REPO, "artifacts", "wrk", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll"))
+    parser.add_argument("--dll", default=sample_server.dll())
     args = parser.parse_args()
     if not os.path.exists(args.dll):
-        subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
-                        "--artifacts-path", os.path.join(REPO, "artifacts", "wrk"), "-nologo", "-v", "q"], check=True)
+        sample_server.build()
     request = first_request(args.profile)
     per = {}
     for mode in MODES:

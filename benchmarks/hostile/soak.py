@@ -12,10 +12,11 @@ Ends with one line: RESULT soak minutes=.. requests=.. errors=.. divergences=.. 
 
 Usage: benchmarks/hostile/soak.py [--minutes 10] [--flip 30] [--profiles chrome,proxy-pool,churn,firefox]
 """
-import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, threading, time, urllib.request
+import argparse, json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DLL = os.path.join(REPO, "artifacts", "wrk", "bin", "HeaderCache.Sample", "release", "HeaderCache.Sample.dll")
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import sample_server  # noqa: E402
 
 
 def stats(port, heap=False):
@@ -82,9 +83,8 @@ def main():
     p.add_argument("--profiles", default="chrome,proxy-pool,churn,firefox")
     args = p.parse_args()
     shutil.which("wrk") or subprocess.run("apt-get update && apt-get install -y wrk", shell=True, check=True)
-    if not os.path.exists(DLL):
-        subprocess.run(["dotnet", "build", os.path.join(REPO, "samples", "HeaderCache.Sample"), "-c", "Release",
-                        "--artifacts-path", os.path.join(REPO, "artifacts", "wrk"), "-nologo", "-v", "q"], check=True)
+    if not os.path.exists(sample_server.dll()):
+        sample_server.build()
     root = tempfile.mkdtemp(prefix="headercache-soak-")
     settings = os.path.join(root, "appsettings.json")
     base = json.load(open(os.path.join(REPO, "samples", "HeaderCache.Sample", "appsettings.json")))
@@ -97,16 +97,7 @@ def main():
         os.replace(tmp, settings)
 
     write_settings(True)
-    env = dict(os.environ, DOTNET_gcServer="0")
-    server = subprocess.Popen(["dotnet", DLL, "--urls", "http://127.0.0.1:0", "--contentRoot", root], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    port = None
-    for line in server.stdout:
-        m = re.search(r"Now listening on: http://127\.0\.0\.1:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
-    threading.Thread(target=lambda: [None for _ in server.stdout], daemon=True).start()
+    server, port = sample_server.start(sample_server.dll(), {"DOTNET_gcServer": "0"}, content_root=root)
     duration = int(args.minutes * 60)
     print(f"server on {port}; {args.minutes} min; flipping Enabled every {args.flip} s; profiles {args.profiles}", flush=True)
     start_stats = stats(port)

@@ -6,14 +6,16 @@ One run's 5 rounds move a ratio by 3-5 % on a 2-core machine that wrk shares wit
 runs, each measured in the same minutes for both servers, narrow that by the square root of their number. Pass only
 runs whose HeaderCache did the same per-request work. Standard library only.
 
-    python3 benchmarks/wrk/pool.py docs/results/wrk-A-runs.csv docs/results/wrk-B-runs.csv [--figure user_us_per_req]
+    python3 -m benchmarks.wrk.pool docs/results/wrk-A-runs.csv docs/results/wrk-B-runs.csv [--figure user_us_per_req]
+
+(from the checkout, which it imports benchmarks.summary from).
 """
 import argparse
 import csv
 import math
 import statistics
 
-from summarize import BASELINE, ratios_by_round
+from benchmarks.summary import BASELINE, ratios_by_round
 
 
 def main():

@@ -188,10 +188,10 @@ public class FieldNamesTests
     public void The_wrk_bare_profiles_keep_exactly_the_kept_names()
     {
         // compare.sh --bare measures what the lines HeaderCache may take cost Kestrel alone: its heads keep the names
-        // this table keeps, listed again in modes.sh's awk, which cannot read the table.
-        string script = File.ReadAllText(FindUpward(Path.Combine("benchmarks", "wrk", "modes.sh")));
+        // this table keeps, listed again in lib.sh's awk, which cannot read the table.
+        string script = File.ReadAllText(FindUpward(Path.Combine("benchmarks", "lib.sh")));
         Match names = Regex.Match(script, @"name ~ /\^\(([a-z|-]+)\)\$/");
-        Assert.True(names.Success, "modes.sh's bare_profiles has no list of kept names");
+        Assert.True(names.Success, "lib.sh's bare_profiles has no list of kept names");
         Assert.Equal(
             FieldNames.KeptNames.Select(n => n.ToLowerInvariant()).Order(StringComparer.Ordinal),
             names.Groups[1].Value.Split('|').Order(StringComparer.Ordinal));

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 
-namespace HeaderCache.Tests.Http2;
+namespace HeaderCache.Testing;
 
 /// <summary>
 /// HTTP/2 clients outside .NET, run as processes with their script inline (<c>node -e</c>, <c>python3 -c</c>, so that

@@ -4,7 +4,7 @@ using System.Net.Sockets;
 using System.Text;
 using HeaderCache.InMemory;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>
 /// A raw HTTP/1.1 client for differential tests over sockets: it writes exactly the given bytes, in the given

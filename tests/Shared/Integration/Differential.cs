@@ -1,7 +1,7 @@
 using System.Net;
 using System.Text;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>Runs the same client against HeaderCache and Kestrel alone and asserts the same transcript.</summary>
 public static class Differential

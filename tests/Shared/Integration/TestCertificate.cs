@@ -2,7 +2,7 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>A self-signed server certificate for localhost and 127.0.0.1, valid for a day, for the TLS tests.</summary>
 internal static class TestCertificate

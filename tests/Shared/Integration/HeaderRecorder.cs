@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using Microsoft.AspNetCore.Builder;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>Records the header string instances every request saw, from the first middleware.</summary>
 internal sealed class HeaderRecorder

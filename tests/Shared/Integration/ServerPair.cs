@@ -1,4 +1,4 @@
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>Two sample servers shared by the differential tests: HeaderCache on, and Kestrel alone.</summary>
 public sealed class ServerPair : IAsyncLifetime

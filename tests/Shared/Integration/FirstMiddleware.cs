@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>A middleware put before the sample app's own, for tests that watch or hold its requests.</summary>
 internal sealed class FirstMiddleware(Func<HttpContext, RequestDelegate, Task> middleware) : IStartupFilter

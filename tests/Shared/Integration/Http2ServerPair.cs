@@ -1,6 +1,4 @@
-using HeaderCache.Tests.Integration;
-
-namespace HeaderCache.Tests.Http2;
+namespace HeaderCache.Testing;
 
 /// <summary>Two sample servers whose endpoint speaks only HTTP/2 in cleartext (h2c with prior knowledge): HeaderCache on,
 /// and Kestrel alone.</summary>

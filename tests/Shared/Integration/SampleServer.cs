@@ -8,7 +8,7 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>How a test server treats header strings.</summary>
 public enum CacheMode

@@ -3,7 +3,7 @@ using System.Net;
 using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 
-namespace HeaderCache.Tests.Integration;
+namespace HeaderCache.Testing;
 
 /// <summary>Small helpers shared by the edge-case differential tests.</summary>
 internal static class Edge
