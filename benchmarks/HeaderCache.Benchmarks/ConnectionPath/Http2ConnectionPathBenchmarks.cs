@@ -32,9 +32,6 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
     // SETTINGS_MAX_FRAME_SIZE's initial value: a bigger block would need CONTINUATION frames.
     private const int MaxFramePayload = 16384;
 
-    // RFC 9113, section 8.2.2: Kestrel answers these with a stream error (TE too, unless it is "trailers").
-    private static readonly HashSet<string> ConnectionSpecific = new(StringComparer.Ordinal) { "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade" };
-
     private InMemoryKestrel? _server;
     private Http2Exchange _exchange = null!;
     private byte[][] _requests = [];
@@ -94,7 +91,7 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
 
         // Two renderings of every head at least, to tell its constant fields from its varying ones.
         int count = profile.Count * Math.Max(2, 256 / profile.Count);
-        List<(string Name, string Value)>[] requests = [.. Enumerable.Range(0, count).Select(i => ToHttp2(connection.RenderText(i), bare))];
+        List<(string Name, string Value)>[] requests = [.. Enumerable.Range(0, count).Select(i => Http2Request.Fields(connection.RenderText(i), bare))];
         var constant = new HashSet<(string Name, string Value)>[profile.Count];
         for (int i = 0; i < count; i++)
         {
@@ -124,47 +121,6 @@ public class Http2ConnectionPathBenchmarks : IConnectionPath
         }
 
         return (firstRound, Round());
-    }
-
-    // An HTTP/1.1 head as Chrome sends the request over HTTP/2 (RFC 9113, section 8.3.1 and 8.2.3).
-    internal static List<(string Name, string Value)> ToHttp2(string head, bool bare)
-    {
-        string[] lines = head.Split("\r\n", StringSplitOptions.RemoveEmptyEntries);
-        string[] requestLine = lines[0].Split(' ');
-        string authority = "";
-        var regular = new List<(string Name, string Value)>();
-        foreach (string line in lines.Skip(1))
-        {
-            int colon = line.IndexOf(':', StringComparison.Ordinal);
-            string name = line[..colon].ToLowerInvariant();
-            string value = line[(colon + 1)..].Trim(' ', '\t');
-            switch (name)
-            {
-                case "host":
-                    authority = value;
-                    break;
-                case "cookie":
-                    regular.AddRange(value.Split("; ").Select(crumb => (name, crumb)));
-                    break;
-                case "te" when value != "trailers":
-                    break;
-                default:
-                    if (!ConnectionSpecific.Contains(name))
-                    {
-                        regular.Add((name, value));
-                    }
-
-                    break;
-            }
-        }
-
-        List<(string Name, string Value)> fields = [(":method", requestLine[0]), (":authority", authority), (":scheme", "http"), (":path", requestLine[1])];
-        if (!bare)
-        {
-            fields.AddRange(regular);
-        }
-
-        return fields;
     }
 
     private static byte[] HeadersFrame(HpackEncoder encoder, List<(string Name, string Value)> fields, HashSet<(string Name, string Value)> constant)

@@ -1,10 +1,9 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Pipelines;
-using HeaderCache.H2Client;
 using HeaderCache.InMemory;
 
-namespace HeaderCache.Benchmarks.ConnectionPath;
+namespace HeaderCache.H2Client;
 
 /// <summary>One h2c connection (prior knowledge) to an in-memory Kestrel, requests one at a time: each request a
 /// HEADERS frame that ends its stream, sent on the next client stream, and read through the end of its response

@@ -1,0 +1,128 @@
+using System.IO.Pipelines;
+using System.Text;
+using HeaderCache.H2Client;
+using HeaderCache.Traffic;
+
+namespace HeaderCache.InMemory;
+
+/// <summary>Which fields an HTTP/2 client's HPACK encoder adds to the table.</summary>
+internal enum HpackEncoding
+{
+    /// <summary>Every field but <c>:path</c> (a literal without indexing): Chrome's and Firefox's encoders.</summary>
+    Chrome,
+
+    /// <summary>As <see cref="Chrome"/>, but <c>authorization</c> and every cookie crumb shorter than 20 bytes are
+    /// never-indexed literals: nghttp2's encoder (curl, Node's http2, grpc-js, h2load).</summary>
+    Nghttp2,
+
+    /// <summary>Every field a literal without indexing: .NET's HttpClient.</summary>
+    HttpClient,
+}
+
+/// <summary>What a connection costs from its first request: bytes allocated per request on connections of a given
+/// number of requests, each opened, used and closed, on an in-memory Kestrel. Every connection renders its profile from
+/// a seed of its own; on HTTP/2 each has a new HPACK encoder, as a client's would.</summary>
+internal static class ConnectionBytes
+{
+    /// <summary>The bytes the process allocates per request while <paramref name="connections"/> connections of
+    /// <paramref name="length"/> requests of <paramref name="profile"/> (HTTP/2 requests encoded by
+    /// <paramref name="encoder"/>'s rules; <paramref name="bare"/>: the request line and Host, or the pseudo-header
+    /// fields, alone) are opened, used one request at a time and closed, one after another, the client included.
+    /// Connection c renders the profile from seed <paramref name="seed"/> + c.</summary>
+    public static double PerRequest(InMemoryKestrel server, TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int connections, int seed)
+    {
+        // Every request rendered (and on HTTP/2 encoded) before anything is counted.
+        byte[][][] requests = [.. Enumerable.Range(0, connections).Select(c => Render(profile, http2, encoder, bare, length, seed + c))];
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        long before = GC.GetTotalAllocatedBytes(precise: true);
+        foreach (byte[][] connection in requests)
+        {
+            RunConnectionAsync(server, http2, connection).GetAwaiter().GetResult();
+        }
+
+        return (GC.GetTotalAllocatedBytes(precise: true) - before) / (double)(connections * length);
+    }
+
+    private static async Task RunConnectionAsync(InMemoryKestrel server, bool http2, byte[][] requests)
+    {
+        InMemoryClient client = server.Connect();
+        if (http2)
+        {
+            Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
+            foreach (byte[] request in requests)
+            {
+                await exchange.RoundTripAsync(request);
+            }
+        }
+        else
+        {
+            foreach (byte[] request in requests)
+            {
+                await client.Output.WriteAsync(request);
+                await client.ReadHeadAsync();
+            }
+        }
+
+        await client.CompleteAsync();
+        while (true)
+        {
+            ReadResult result = await client.Input.ReadAsync();
+            client.Input.AdvanceTo(result.Buffer.End);
+            if (result.IsCompleted)
+            {
+                break;
+            }
+        }
+
+        await client.Input.CompleteAsync();
+    }
+
+    private static byte[][] Render(TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int seed)
+    {
+        TrafficProfile.Connection connection = profile.Connect(seed);
+        if (!http2)
+        {
+            return [.. Enumerable.Range(0, length).Select(i => bare ? BareHead(connection.RenderText(i)) : connection.Render(i))];
+        }
+
+        var hpack = new HpackEncoder();
+        return [.. Enumerable.Range(0, length).Select(i => HeadersFrame(hpack, Http2Request.Fields(connection.RenderText(i), bare), encoder))];
+    }
+
+    // The request line and Host alone.
+    private static byte[] BareHead(string head)
+    {
+        string[] lines = head.Split("\r\n");
+        string host = lines.First(line => line.StartsWith("Host:", StringComparison.OrdinalIgnoreCase));
+        return Encoding.ASCII.GetBytes($"{lines[0]}\r\n{host}\r\n\r\n");
+    }
+
+    private static byte[] HeadersFrame(HpackEncoder hpack, List<(string Name, string Value)> fields, HpackEncoding encoder)
+    {
+        var block = new List<byte>();
+        foreach ((string name, string value) in fields)
+        {
+            bool huffman = Huffman.Encode(Encoding.Latin1.GetBytes(value)).Length < value.Length;
+            FieldKind kind = encoder switch
+            {
+                _ when name == ":path" => FieldKind.WithoutIndexing,
+                HpackEncoding.HttpClient => FieldKind.WithoutIndexing,
+                HpackEncoding.Nghttp2 when name == "authorization" || (name == "cookie" && value.Length < 20) => FieldKind.NeverIndexed,
+                _ => FieldKind.Indexed,
+            };
+
+            // A field too big for three quarters of the table is never added to it (nghttp2's rule; Chrome's is alike).
+            if (kind == FieldKind.Indexed && 32 + name.Length + value.Length > hpack.Table.MaxSize * 3 / 4)
+            {
+                kind = FieldKind.WithoutIndexing;
+            }
+
+            hpack.Field(block, name, value, kind, huffman);
+        }
+
+        var frame = new FrameWriter();
+        frame.Headers(streamId: 0, [.. block], endStream: true, endHeaders: true);
+        return [.. frame.Bytes];
+    }
+}
