@@ -6,6 +6,7 @@ using HeaderCache.Requests;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 
@@ -29,7 +30,10 @@ public static class HeaderCacheServiceCollectionExtensions
     public static IServiceCollection AddHeaderStringCache(this IServiceCollection services, Action<HeaderCacheOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        OptionsBuilder<HeaderCacheOptions> options = services.AddOptions<HeaderCacheOptions>().BindConfiguration(HeaderCacheOptions.SectionName);
+        OptionsBuilder<HeaderCacheOptions> options = services.AddOptions<HeaderCacheOptions>();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<HeaderCacheOptions>, HeaderCacheConfiguration>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IOptionsChangeTokenSource<HeaderCacheOptions>, ConfigurationChangeTokenSource<HeaderCacheOptions>>(
+            provider => new(provider.GetRequiredService<IConfiguration>())));
         if (configure is not null)
         {
             options.Configure(configure);
