@@ -102,7 +102,7 @@ public sealed class ConfigurationTests
     [InlineData("samples/HeaderCache.Gateway/appsettings.json")]
     public async Task The_samples_settings_name_only_real_settings(string path)
     {
-        string file = Path.Combine(RepositoryRoot(), path);
+        string file = RepositoryFiles.PathOf(path);
         Assert.True(File.Exists(file), $"{file} is missing");
         using var settings = new SettingsFile(await File.ReadAllTextAsync(file));
         await using var server = await Server.StartAsync(settings);
@@ -110,17 +110,6 @@ public sealed class ConfigurationTests
         Assert.Equal("active", await server.GetAsync());
         Assert.Empty(server.UnknownSettingWarnings);
         Assert.NotEmpty(new ConfigurationBuilder().AddJsonFile(file).Build().GetSection(HeaderCacheOptions.SectionName).GetChildren());
-    }
-
-    private static string RepositoryRoot()
-    {
-        DirectoryInfo? directory = new(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "HeaderCache.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        return directory?.FullName ?? throw new InvalidOperationException($"no HeaderCache.sln above {AppContext.BaseDirectory}");
     }
 
     /// <summary>An <c>appsettings.json</c> of its own in a temporary folder.</summary>
