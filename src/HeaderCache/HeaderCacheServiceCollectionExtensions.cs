@@ -20,7 +20,8 @@ public static class HeaderCacheServiceCollectionExtensions
     /// <summary>
     /// Registers the request-level part of HeaderCache (it decorates the registered <see cref="IServer"/>,
     /// so call it after the server is added, as <c>WebApplication.CreateBuilder</c> does), its options
-    /// bound from the <c>HeaderCache</c> configuration section, and its metrics. Connections get the cache
+    /// bound from the <c>HeaderCache</c> configuration section and validated at start-up (see
+    /// <see cref="HeaderCacheOptions"/> for unknown keys and bad values), and its metrics. Connections get the cache
     /// on every endpoint with <c>KestrelServerOptions.UseHeaderStringCache()</c> (which <c>builder.WebHost.UseHeaderStringCache()</c>
     /// calls), or on the endpoints whose <c>ListenOptions</c> call <c>UseHeaderStringCache()</c>.
     /// </summary>
