@@ -16,13 +16,15 @@ public static class HeaderCacheKestrelExtensions
     private static readonly ConditionalWeakTable<ListenOptions, HeaderCacheConnectionMiddleware.Registration> Registrations = [];
 
     /// <summary>
-    /// Gives every HTTP/1.1 connection on every endpoint a header string cache, whatever the endpoint's configuration
-    /// (<c>--urls</c>, <c>Kestrel:Endpoints</c>, <c>Listen*</c> in code) and whenever it is defined. HeaderCache decorates
-    /// Kestrel's connection listener factories, so it replaces nothing of the application's: its
+    /// Gives every HTTP/1.1 and HTTP/2 connection on every endpoint a header string cache, whatever the endpoint's
+    /// configuration (<c>--urls</c>, <c>Kestrel:Endpoints</c>, <c>Listen*</c> in code) and whenever it is defined. HeaderCache
+    /// decorates Kestrel's connection listener factories, so it replaces nothing of the application's: its
     /// <see cref="KestrelServerOptions.ConfigureEndpointDefaults"/>, <c>UseHttps()</c>, protocols and connection middleware
-    /// all run as they would without it. On TLS endpoints the cache reads the decrypted side; connections that negotiate
-    /// HTTP/2 are left to Kestrel. Needs the request-level part: <c>builder.WebHost.UseHeaderStringCache()</c> registers
-    /// both and calls this.
+    /// all run as they would without it. On TLS endpoints the cache reads the decrypted side, whether the connection
+    /// negotiates HTTP/1.1 or HTTP/2 (ALPN <c>h2</c>); h2c (HTTP/2 with prior knowledge, no TLS) is served on endpoints whose
+    /// <see cref="ListenOptions.Protocols"/> is <see cref="HttpProtocols.Http2"/>, as Kestrel serves it only there. HTTP/3
+    /// (QUIC) is left to Kestrel. Needs the request-level part: <c>builder.WebHost.UseHeaderStringCache()</c> registers both
+    /// and calls this.
     /// </summary>
     /// <param name="options">The Kestrel options.</param>
     /// <returns>The <see cref="KestrelServerOptions"/>.</returns>
@@ -45,7 +47,8 @@ public static class HeaderCacheKestrelExtensions
     }
 
     /// <summary>
-    /// Gives every HTTP/1.1 connection on this endpoint a header string cache. On a TLS endpoint the cache
+    /// Gives every HTTP/1.1 and HTTP/2 connection on this endpoint a header string cache (h2c when the endpoint's
+    /// <see cref="ListenOptions.Protocols"/> is <see cref="HttpProtocols.Http2"/>). On a TLS endpoint the cache
     /// reads the decrypted side, before or after <c>UseHttps()</c>. Calling it again on the same endpoint
     /// replaces the earlier placement. Not needed when HeaderCache is on every endpoint
     /// (<see cref="UseHeaderStringCache(KestrelServerOptions)"/>): the endpoint's connections then already have it.

@@ -3,8 +3,11 @@ using HeaderCache.Caching;
 namespace HeaderCache;
 
 /// <summary>
-/// Options of the per-connection header string cache, bound from the <c>HeaderCache</c> configuration
-/// section. Changes apply to connections accepted after the change.
+/// Options of the per-connection header string cache, bound from the <c>HeaderCache</c> configuration section. Changes
+/// apply to connections accepted after the change. A key of the section that names none of these settings is ignored,
+/// with a warning that names the nearest one; a value a setting cannot hold or out of its range fails at start-up with
+/// an <see cref="Microsoft.Extensions.Options.OptionsValidationException"/> naming the setting and the value, and while
+/// the server runs leaves new connections on the last valid options.
 /// </summary>
 public sealed class HeaderCacheOptions
 {
@@ -29,10 +32,11 @@ public sealed class HeaderCacheOptions
     /// uncached (as with <see cref="Enabled"/> off) and a warning names both versions.
     /// </summary>
     /// <remarks>
-    /// HeaderCache takes header lines out of request heads before Kestrel's HTTP/1.1 parser reads them, and checks each
-    /// line at least as strictly as the parser it was compared with. Another Kestrel may reject requests that one accepted;
-    /// with a line taken out, such a request could reach the application. Set this only after running the package's
-    /// differential tests against that Kestrel.
+    /// HeaderCache takes header lines out of HTTP/1.1 request heads before Kestrel's parser reads them, and header fields
+    /// out of HTTP/2 header blocks before Kestrel's HPACK decoder reads them, and checks each at least as strictly as the
+    /// Kestrel it was compared with. Another Kestrel may reject requests that one accepted; with a line or field taken
+    /// out, such a request could reach the application. Set this only after running the package's differential tests
+    /// against that Kestrel.
     /// </remarks>
     public bool AllowUntestedKestrelVersion { get; set; }
 

@@ -6,6 +6,7 @@ using HeaderCache.Requests;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 
@@ -19,7 +20,8 @@ public static class HeaderCacheServiceCollectionExtensions
     /// <summary>
     /// Registers the request-level part of HeaderCache (it decorates the registered <see cref="IServer"/>,
     /// so call it after the server is added, as <c>WebApplication.CreateBuilder</c> does), its options
-    /// bound from the <c>HeaderCache</c> configuration section, and its metrics. Connections get the cache
+    /// bound from the <c>HeaderCache</c> configuration section and validated at start-up (see
+    /// <see cref="HeaderCacheOptions"/> for unknown keys and bad values), and its metrics. Connections get the cache
     /// on every endpoint with <c>KestrelServerOptions.UseHeaderStringCache()</c> (which <c>builder.WebHost.UseHeaderStringCache()</c>
     /// calls), or on the endpoints whose <c>ListenOptions</c> call <c>UseHeaderStringCache()</c>.
     /// </summary>
@@ -29,7 +31,10 @@ public static class HeaderCacheServiceCollectionExtensions
     public static IServiceCollection AddHeaderStringCache(this IServiceCollection services, Action<HeaderCacheOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        OptionsBuilder<HeaderCacheOptions> options = services.AddOptions<HeaderCacheOptions>().BindConfiguration(HeaderCacheOptions.SectionName);
+        OptionsBuilder<HeaderCacheOptions> options = services.AddOptions<HeaderCacheOptions>();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<HeaderCacheOptions>, HeaderCacheConfiguration>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IOptionsChangeTokenSource<HeaderCacheOptions>, ConfigurationChangeTokenSource<HeaderCacheOptions>>(
+            provider => new(provider.GetRequiredService<IConfiguration>())));
         if (configure is not null)
         {
             options.Configure(configure);

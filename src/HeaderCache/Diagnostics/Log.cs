@@ -20,7 +20,7 @@ internal static partial class Log
     [LoggerMessage(5, LogLevel.Error, "HeaderCache's configuration is invalid, so new connections keep the last valid options: {Fault}")]
     public static partial void InvalidOptions(ILogger logger, string fault);
 
-    [LoggerMessage(6, LogLevel.Information, "HeaderCache reads the HTTP/1.1 connections of {Endpoints}.")]
+    [LoggerMessage(6, LogLevel.Information, "HeaderCache reads the HTTP/1.1 and HTTP/2 connections of {Endpoints}.")]
     public static partial void EndpointsCovered(ILogger logger, string endpoints);
 
     [LoggerMessage(7, LogLevel.Warning, "HeaderCache is not on {Endpoints}: Kestrel alone reads their connections. The cause for each endpoint, and what to write, are in the warnings just before this one (event 9).")]
@@ -41,7 +41,7 @@ internal static partial class Log
     [LoggerMessage(12, LogLevel.Information, "HeaderCache is switched off (HeaderCache:Enabled is false): new connections go to Kestrel alone; open ones keep their cache.")]
     public static partial void SwitchedOffAtRuntime(ILogger logger);
 
-    [LoggerMessage(13, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: every connection passes through uncached, since HeaderCache reproduces the HTTP/1.1 parser of the Kestrel it was compared with. Use a HeaderCache built for Kestrel {Running}, or set HeaderCache:AllowUntestedKestrelVersion to true to run it anyway.")]
+    [LoggerMessage(13, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: every connection passes through uncached, since HeaderCache checks what it takes out of requests as strictly as the Kestrel it was compared with (its HTTP/1.1 parser, its HTTP/2 frame and HPACK handling). Use a HeaderCache built for Kestrel {Running}, or set HeaderCache:AllowUntestedKestrelVersion to true to run it anyway.")]
     public static partial void UntestedKestrel(ILogger logger, string running, string tested);
 
     [LoggerMessage(14, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: HeaderCache:AllowUntestedKestrelVersion is true, so new connections get the cache on a parser nobody compared it with.")]

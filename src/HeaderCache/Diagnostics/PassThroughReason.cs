@@ -1,11 +1,12 @@
 namespace HeaderCache.Diagnostics;
 
-/// <summary>Why a connection stopped compacting heads and now hands every byte to Kestrel unchanged.</summary>
+/// <summary>Why a connection stopped taking header lines (HTTP/1.1) or fields (HTTP/2) out of its requests and now hands
+/// every byte to Kestrel unchanged.</summary>
 internal enum PassThroughReason
 {
     None,
     Tls,                 // the first byte was a TLS record, and nothing after HeaderCache decrypted the connection
-    Http2,               // the HTTP/2 prior-knowledge preface (PRI * HTTP/2.0)
+    Http2,               // the HTTP/2 prior-knowledge preface (PRI * HTTP/2.0) on a connection Kestrel runs as HTTP/1.1
     Version,             // a request line with a version other than HTTP/1.1
     Connect,             // a CONNECT request: the connection becomes a tunnel
     Upgrade,             // Connection: upgrade, or an Upgrade header

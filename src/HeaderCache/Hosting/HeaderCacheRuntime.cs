@@ -298,7 +298,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
                 Logger,
                 address,
                 "no connection listener of Kestrel's connection listener factories bound it (an HTTP/3-only endpoint, served over QUIC, which HeaderCache does not read)",
-                "HeaderCache reads HTTP/1.1 connections only: nothing to write for HTTP/3.");
+                "HeaderCache reads HTTP/1.1 and HTTP/2 connections, not HTTP/3: nothing to write for it.");
         }
     }
 

@@ -383,7 +383,12 @@ public sealed class WiringTests
                 """{ "HeaderCache": { "Enabled": "nope", "SlotCount": 25 } }""",
                 """{ "HeaderCache": { "Enabled": true, "SlotCount": 0 } }""",
             ];
-            string[] named = ["'HeaderCache:SlotCount'", "'HeaderCache:Enabled'", "HeaderCache:SlotCount is 0; it must be 1 to 256."];
+            string[] named =
+            [
+                "HeaderCache:SlotCount is \"abc\"; it must be a whole number from 1 to 256.",
+                "HeaderCache:Enabled is \"nope\"; it must be true or false.",
+                "HeaderCache:SlotCount is 0; it must be 1 to 256.",
+            ];
             for (int i = 0; i < faults.Length; i++)
             {
                 await File.WriteAllTextAsync(settings, faults[i]);

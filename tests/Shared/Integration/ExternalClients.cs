@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using System.Runtime.CompilerServices;
 
 namespace HeaderCache.Testing;
 
@@ -68,26 +69,26 @@ internal static class ExternalClients
     }
 }
 
-/// <summary>A fact that is skipped, saying why, where <c>node</c> does not run (xunit 2 decides skips before a test runs).</summary>
-internal sealed class NodeFactAttribute : FactAttribute
+/// <summary>
+/// A fact that is skipped where an external client is missing. <c>dotnet test</c> prints a skip's reason only at
+/// detailed verbosity, so a skipped test's name says it too: "<c>Test (skipped: no node ... apt-get install nodejs)</c>".
+/// </summary>
+internal abstract class ExternalClientFactAttribute : FactAttribute
 {
-    public NodeFactAttribute()
+    protected ExternalClientFactAttribute(bool runs, string missing, string test)
     {
-        if (!ExternalClients.HasNode)
+        if (!runs)
         {
-            Skip = "no node on the PATH here (Debian: apt-get install nodejs)";
+            Skip = missing;
+            DisplayName = $"{test} (skipped: {missing})";
         }
     }
 }
 
+/// <summary>A fact that is skipped, saying why, where <c>node</c> does not run (xunit 2 decides skips before a test runs).</summary>
+internal sealed class NodeFactAttribute([CallerMemberName] string test = "")
+    : ExternalClientFactAttribute(ExternalClients.HasNode, "no node on the PATH here; install it, e.g. apt-get install nodejs", test);
+
 /// <summary>A fact that is skipped, saying why, where no python3 can import h2.</summary>
-internal sealed class PythonH2FactAttribute : FactAttribute
-{
-    public PythonH2FactAttribute()
-    {
-        if (!ExternalClients.HasPythonH2)
-        {
-            Skip = "no python3 with the h2 package here (Debian: apt-get install python3-h2)";
-        }
-    }
-}
+internal sealed class PythonH2FactAttribute([CallerMemberName] string test = "")
+    : ExternalClientFactAttribute(ExternalClients.HasPythonH2, "no python3 that imports h2 here; install it, e.g. apt-get install python3-h2 (or pip install h2)", test);
