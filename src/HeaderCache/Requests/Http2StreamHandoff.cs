@@ -1,3 +1,5 @@
+using HeaderCache.Caching;
+
 namespace HeaderCache.Requests;
 
 /// <summary>The header fields taken out of HTTP/2 header blocks, per stream, waiting for the request Kestrel creates
@@ -11,7 +13,9 @@ namespace HeaderCache.Requests;
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
 /// connection needs about as many as it has streams opening at once (a page load's burst arrives in one read): it keeps
-/// up to <paramref name="pooledArrays"/> of them empty, as Kestrel pools up to that many streams, until it idles.</para>
+/// up to <paramref name="pooledArrays"/> of them empty until it idles. The arrays come from the process's shared pool
+/// (<see cref="ConnectionArrays"/>), and those no stream holds go back there when the connection idles or ends; an array
+/// a request still reads when its connection ends is never given back.</para>
 /// </remarks>
 internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
 {
@@ -47,9 +51,15 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
             }
         }
 
-        // One too short is let go, so the arrays kept grow to the connection's longest blocks; four fields of room
+        // One too short goes back, so the arrays kept grow to the connection's longest blocks; four fields of room
         // keep the next, slightly longer block from needing a new array.
-        return lines is not null && lines.Length >= length ? lines : new TakenHeader[length + 4];
+        if (lines is not null && lines.Length >= length)
+        {
+            return lines;
+        }
+
+        ConnectionArrays.Return(lines);
+        return ConnectionArrays.Rent<TakenHeader>(length + 4);
     }
 
     /// <summary>Takes back an array from <see cref="Rent"/> once nothing reads it.</summary>
@@ -67,8 +77,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
             if (_freeCount < _free.Length)
             {
                 _free[_freeCount++] = lines;
+                return;
             }
         }
+
+        ConnectionArrays.Return(lines);
     }
 
     /// <summary>Adds stream <paramref name="streamId"/>'s fields; false when full.</summary>
@@ -122,6 +135,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     {
         lock (_lock)
         {
+            foreach (TakenHeader[]? lines in _free.AsSpan(0, _freeCount))
+            {
+                ConnectionArrays.Return(lines);
+            }
+
             (_free, _freeCount) = ([], 0);
         }
     }
