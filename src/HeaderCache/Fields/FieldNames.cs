@@ -1,5 +1,4 @@
 using System.Text;
-using HeaderCache.Requests;
 using Microsoft.Net.Http.Headers;
 
 namespace HeaderCache.Fields;

@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Text;
 
-using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 

@@ -1,3 +1,4 @@
+using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HeaderCache.Fields;
 
 namespace HeaderCache.Requests;
 

@@ -1,3 +1,5 @@
+using HeaderCache.Fields;
+
 namespace HeaderCache.Requests;
 
 /// <summary>The header fields taken out of HTTP/2 header blocks, per stream, waiting for the request Kestrel creates
