@@ -92,11 +92,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
     /// by its type), so that <see cref="EveryEndpoint"/> can act.</summary>
     public bool ListenerFactoriesDecorated { get; set; }
 
-    /// <summary>
-    /// The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them. The server reads
-    /// them once, after Kestrel bound every endpoint: that read also logs, for each endpoint left without HeaderCache,
-    /// why and what to write.
-    /// </summary>
+    /// <summary>The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them.</summary>
     public IReadOnlyList<string> Endpoints
     {
         get
@@ -109,18 +105,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
                 covered.AddRange(addresses.Where(address => _listenerEndpoints.Any(bound => Matches(address, bound))));
             }
 
-            covered = [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
-
-            // With only the request-level part registered, nothing is covered, and the server says so in one error.
-            if (EveryEndpoint || covered.Count != 0)
-            {
-                foreach (string address in addresses.Where(address => !covered.Contains(address, StringComparer.OrdinalIgnoreCase) && !CoveredAsLocalhost(address, covered)))
-                {
-                    LogNotCovered(address);
-                }
-            }
-
-            return covered;
+            return [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
         }
     }
 
@@ -274,7 +259,8 @@ internal sealed class HeaderCacheRuntime : IDisposable
         }
     }
 
-    private void LogNotCovered(string address)
+    /// <summary>Logs why the bound <paramref name="address"/> is left without HeaderCache, and what to write.</summary>
+    public void ReportNotCovered(string address)
     {
         if (!EveryEndpoint)
         {
@@ -331,9 +317,4 @@ internal sealed class HeaderCacheRuntime : IDisposable
     }
 
     private static bool IsAny(IPAddress address) => address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any);
-
-    // As the server matches them: "localhost" stands for the loopback endpoints it binds.
-    private static bool CoveredAsLocalhost(string address, List<string> covered) =>
-        Uri.TryCreate(address, UriKind.Absolute, out Uri? uri) && uri.IsLoopback && covered.Any(endpoint =>
-            Uri.TryCreate(endpoint, UriKind.Absolute, out Uri? other) && other.IsLoopback && other.Scheme == uri.Scheme && other.Port == uri.Port);
 }
