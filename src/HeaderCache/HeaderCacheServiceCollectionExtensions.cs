@@ -1,5 +1,4 @@
 using HeaderCache;
-using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Connections;

@@ -4,6 +4,7 @@ using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -141,18 +142,31 @@ internal sealed class HeaderCacheRuntime : IDisposable
     }
 
     /// <summary>
-    /// Whether a new connection is read, and with which options: <see langword="null"/> and the options, or why it is
-    /// not (switched off; a Kestrel other than the one HeaderCache was tested with, unless the options allow it).
+    /// Whether a new connection is read, and with which options. One that is not is left as it is: without the
+    /// request-level part (said once), or with the feature of a skipped connection, counted, when HeaderCache is switched
+    /// off or runs on a Kestrel other than the one it was tested with (unless the options allow it).
     /// </summary>
-    public SkippedConnection? Admit(out HeaderCacheOptions options)
+    public bool Admit(IFeatureCollection features, out HeaderCacheOptions options)
     {
-        options = CurrentOptions();
-        if (!options.Enabled)
+        if (!RequestPartActive)
         {
-            return SkippedConnection.Disabled;
+            ReportRequestPartMissing();
+            options = _lastValid;
+            return false;
         }
 
-        return _versions.Match || options.AllowUntestedKestrelVersion ? null : SkippedConnection.UntestedKestrel;
+        options = CurrentOptions();
+        SkippedConnection? skipped = !options.Enabled ? SkippedConnection.Disabled
+            : _versions.Match || options.AllowUntestedKestrelVersion ? null
+            : SkippedConnection.UntestedKestrel;
+        if (skipped is null)
+        {
+            return true;
+        }
+
+        features.Set<IHeaderStringCacheFeature>(skipped);
+        Metrics.ConnectionEnded(ConnectionOutcome.Skipped, skipped.InactiveReason);
+        return false;
     }
 
     /// <summary>Puts the layer on every connection Kestrel accepts from now on (see <see cref="EveryEndpoint"/>).</summary>
@@ -179,8 +193,8 @@ internal sealed class HeaderCacheRuntime : IDisposable
         }
     }
 
-    /// <summary>Logs, once, that the request-level part is missing.</summary>
-    public void ReportRequestPartMissing()
+    // Logs, once, that the request-level part is missing.
+    private void ReportRequestPartMissing()
     {
         if (Interlocked.Exchange(ref _requestPartMissingLogged, 1) == 0)
         {
