@@ -22,7 +22,7 @@ internal struct TakenHeader
     /// (<c>FieldNames.Interned</c>).</summary>
     public const short InternedName = -3;
 
-    public short Known;      // a known name's position in FieldNames.KnownNames, or a negative FieldNames kind
+    public short Known;      // a known name's position among FieldNames' known names, or a negative FieldNames kind
     public short NameSlot;   // the slot of the cache of names that holds a name Kestrel has no constant for, or -1
 
     // The strings to put back. Name is also set on a line left to Kestrel, whose value it reuses; Value is null while

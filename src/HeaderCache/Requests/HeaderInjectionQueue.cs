@@ -24,8 +24,6 @@ internal sealed class HeaderInjectionQueue
     private int _takenStart;
     private int _takenCount;
 
-    public bool HoldsLines => _lines.Length != 0;
-
     /// <summary>The lines recorded for the head being read, after the published ones, which the compactor changes in
     /// place until it publishes or discards them.</summary>
     public Span<TakenHeader> Recorded => _lines.AsSpan(_lineEnd, _recorded);
