@@ -14,8 +14,9 @@ using Microsoft.Extensions.Primitives;
 namespace HeaderCache.Hosting;
 
 /// <summary>
-/// The process-wide part of HeaderCache, registered by <c>AddHeaderStringCache()</c>: options, metrics,
-/// the logger, and what the connection and request-level parts need to know about each other.
+/// The process-wide part of HeaderCache, registered by <c>AddHeaderStringCache()</c>: options, metrics, the logger,
+/// which new connections are read (<see cref="Admit"/>), and what the connection and request-level parts need to know
+/// about each other.
 /// </summary>
 internal sealed class HeaderCacheRuntime : IDisposable
 {
@@ -298,7 +299,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
                 Logger,
                 address,
                 "no connection listener of Kestrel's connection listener factories bound it (an HTTP/3-only endpoint, served over QUIC, which HeaderCache does not read)",
-                "HeaderCache reads HTTP/1.1 connections only: nothing to write for HTTP/3.");
+                "HeaderCache reads the HTTP/1.1 and HTTP/2 connections of Kestrel's connection listeners, not QUIC: nothing to write for HTTP/3.");
         }
     }
 
