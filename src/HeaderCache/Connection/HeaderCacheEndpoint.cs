@@ -9,8 +9,10 @@ namespace HeaderCache.Connection;
 
 /// <summary>One endpoint as HeaderCache reads its connections: Kestrel's limits and string reuse, what Kestrel does with
 /// an h2c preface there, the meter and the logger. Every connection HeaderCache reads is set up here, whether its
-/// endpoint's connection middleware or the listener of Kestrel's transport gave it HeaderCache.</summary>
-internal sealed class HeaderCacheEndpoint(string name, KestrelServerOptions kestrel, CleartextHttp2 cleartextHttp2, HeaderCacheMetrics metrics, ILogger logger)
+/// endpoint's connection middleware or the listener of Kestrel's transport gave it HeaderCache. The endpoint is named in
+/// the log as <paramref name="name"/> names it when the log is written (its <see cref="ListenOptions"/>, whose address
+/// has its port once bound, or the listener's <see cref="System.Net.EndPoint"/>).</summary>
+internal sealed class HeaderCacheEndpoint(object name, KestrelServerOptions kestrel, CleartextHttp2 cleartextHttp2, HeaderCacheMetrics metrics, ILogger logger)
 {
     private int _h2cRefusedLogged;
 
@@ -48,7 +50,7 @@ internal sealed class HeaderCacheEndpoint(string name, KestrelServerOptions kest
     {
         if (Interlocked.Exchange(ref _h2cRefusedLogged, 1) == 0)
         {
-            Log.H2cNotServed(logger, name);
+            Log.H2cNotServed(logger, name.ToString() ?? string.Empty);
         }
     }
 }

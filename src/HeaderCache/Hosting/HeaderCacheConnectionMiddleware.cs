@@ -37,7 +37,7 @@ internal sealed class HeaderCacheConnectionMiddleware
         {
             // Kestrel builds the middleware when it binds the endpoint, after the application configured it.
             _endpoint = new HeaderCacheEndpoint(
-                listenOptions.ToString() ?? string.Empty, listenOptions.KestrelServerOptions, CleartextHttp2Of.Protocols(listenOptions.Protocols), _runtime.Metrics, _runtime.Logger);
+                listenOptions, listenOptions.KestrelServerOptions, CleartextHttp2Of.Protocols(listenOptions.Protocols), _runtime.Metrics, _runtime.Logger);
             if (index == registration.Count - 1)
             {
                 _runtime.OnConnectionMiddlewareBuilt(listenOptions);

@@ -51,7 +51,7 @@ internal class HeaderCacheListenerFactory : IConnectionListenerFactory
 
         // A listener is given an address only: the Protocols of the endpoint it binds are not known here.
         _runtime.OnListenerBound(listener.EndPoint);
-        var cached = new HeaderCacheEndpoint(listener.EndPoint.ToString() ?? string.Empty, _kestrel.Value, CleartextHttp2.Unknown, _runtime.Metrics, _runtime.Logger);
+        var cached = new HeaderCacheEndpoint(listener.EndPoint, _kestrel.Value, CleartextHttp2.Unknown, _runtime.Metrics, _runtime.Logger);
         return new HeaderCacheListener(listener, _runtime, cached);
     }
 

@@ -59,6 +59,7 @@ public sealed class H2cPrefaceTests
         var said = on.Logs.HeaderCache.Where(e => e.Level == LogLevel.Information && e.Message.Contains("HTTP/2 prior-knowledge preface", StringComparison.Ordinal)).ToList();
         var why = Assert.Single(said);
         Assert.Contains("only on an endpoint whose Protocols is Http2", why.Message, StringComparison.Ordinal);
+        Assert.Contains($"127.0.0.1:{on.EndPoint.Port}", why.Message, StringComparison.Ordinal);
     }
 
     /// <summary>A slim app answering every request with a word, on one endpoint of 127.0.0.1 with Kestrel's default
