@@ -82,7 +82,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         _endpoint.Metrics.Unregister(_metered);
         if (InactiveReason is { } reason)
         {
-            if (_part == _http1 && _http1!.Reason == PassThroughReason.Tls)
+            if (_part is Http1Part { Reason: PassThroughReason.Tls })
             {
                 // Only now is it known that nothing after HeaderCache decrypted the connection.
                 Log.PassThrough(_endpoint.Logger, _connectionId, PassThroughReason.Tls);
