@@ -62,8 +62,39 @@ public sealed class H2cPrefaceTests
         Assert.Contains($"127.0.0.1:{on.EndPoint.Port}", why.Message, StringComparison.Ordinal);
     }
 
-    /// <summary>A slim app answering every request with a word, on one endpoint of 127.0.0.1 with Kestrel's default
-    /// protocols: HeaderCache on it as <paramref name="wiring"/> says, or Kestrel alone.</summary>
+    [Theory]
+    [InlineData(Wiring.EveryEndpoint)]
+    [InlineData(Wiring.EndpointMiddleware)]
+    public async Task A_prior_knowledge_client_on_an_http2_endpoint_is_served(Wiring wiring)
+    {
+        await using H2cServer alone = await H2cServer.StartAsync(wiring: null, HttpProtocols.Http2);
+        await using H2cServer on = await H2cServer.StartAsync(wiring, HttpProtocols.Http2);
+        using var activity = new CacheActivity(on.App.Services);
+
+        Assert.Equal(await GetTwiceAsync(alone.EndPoint), await GetTwiceAsync(on.EndPoint));
+        Assert.Equal(1, await activity.ConnectionsAsync("cached"));
+        Assert.Equal(0, activity.Get("headercache.connections|passed_through|http2"));
+        Assert.True(activity.LinesTaken > 0, activity.ToString());
+        Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Message.Contains("HTTP/2 prior-knowledge preface", StringComparison.Ordinal));
+    }
+
+    // Two requests with a custom header over one h2c connection with prior knowledge, as HttpClient sends them.
+    private static async Task<string[]> GetTwiceAsync(IPEndPoint endPoint)
+    {
+        using var client = new HttpClient
+        {
+            BaseAddress = new Uri($"http://{endPoint}"),
+            DefaultRequestVersion = HttpVersion.Version20,
+            DefaultVersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        client.DefaultRequestHeaders.Add("x-a", "bbb");
+        string[] bodies = [await client.GetStringAsync("/one"), await client.GetStringAsync("/two")];
+        return bodies;
+    }
+
+    /// <summary>A slim app answering every request with its protocol, path and <c>x-a</c> header, on one endpoint of
+    /// 127.0.0.1 (Kestrel's default protocols unless told): HeaderCache on it as the <see cref="Wiring"/> given says, or
+    /// Kestrel alone.</summary>
     private sealed class H2cServer : IAsyncDisposable
     {
         private H2cServer(WebApplication app, CapturingLoggerProvider logs)
@@ -78,7 +109,7 @@ public sealed class H2cPrefaceTests
 
         public IPEndPoint EndPoint { get; private set; } = null!;
 
-        public static async Task<H2cServer> StartAsync(Wiring? wiring)
+        public static async Task<H2cServer> StartAsync(Wiring? wiring, HttpProtocols protocols = HttpProtocols.Http1AndHttp2)
         {
             var logs = new CapturingLoggerProvider();
             WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
@@ -97,13 +128,14 @@ public sealed class H2cPrefaceTests
             builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(IPAddress.Loopback, 0, listen =>
             {
                 Assert.Equal(HttpProtocols.Http1AndHttp2, listen.Protocols);
+                listen.Protocols = protocols;
                 if (wiring == Wiring.EndpointMiddleware)
                 {
                     listen.UseHeaderStringCache();
                 }
             }));
             WebApplication app = builder.Build();
-            app.Run(context => context.Response.WriteAsync("ok"));
+            app.Run(context => context.Response.WriteAsync($"{context.Request.Protocol} {context.Request.Path} x-a: {context.Request.Headers["x-a"]}"));
             await app.StartAsync();
             string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.Single();
             var server = new H2cServer(app, logs) { EndPoint = new IPEndPoint(IPAddress.Loopback, new Uri(address).Port) };
