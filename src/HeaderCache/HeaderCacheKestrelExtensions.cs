@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;

@@ -1,8 +1,6 @@
 using HeaderCache;
-using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
-using HeaderCache.Requests;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Server.Kestrel.Core;

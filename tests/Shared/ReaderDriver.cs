@@ -33,15 +33,23 @@ internal sealed class ReaderDriver : IDisposable
             fields = new FieldResolver(cache, fields.Names, excluded);
         }
 
-        Compactor = new HeadCompactor(fields, Queue, limits ?? HeadLimits.Default, leaveReusedValues: true, recallLines ? new LineMemo() : null);
+        Fields = fields;
+        Memo = recallLines ? new LineMemo() : null;
+        Compactor = new HeadCompactor(fields, Queue, limits ?? HeadLimits.Default, leaveReusedValues: true, Memo);
         Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
     }
 
+    /// <summary>The compactor's field resolver, with its caches.</summary>
+    public FieldResolver Fields { get; }
+
+    /// <summary>The compactor's memo of lines, when it has one.</summary>
+    public LineMemo? Memo { get; }
+
     /// <summary>The compactor's cache of values.</summary>
-    public HeaderStringCache Cache => Compactor.Fields.Values;
+    public HeaderStringCache Cache => Fields.Values;
 
     /// <summary>The compactor's cache of names.</summary>
-    public HeaderStringCache Names => Compactor.Fields.Names;
+    public HeaderStringCache Names => Fields.Names;
 
     public HeaderInjectionQueue Queue { get; } = new();
 

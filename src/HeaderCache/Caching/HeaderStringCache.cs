@@ -54,29 +54,6 @@ internal sealed class HeaderStringCache
 
     public int SlotCount => _slotCount;
     public int MaxLength => _maxLength;
-    public int Count => _count;
-    public bool IsAllocated => _fingerprints is not null;
-
-    /// <summary>Managed heap bytes this cache keeps alive on 64-bit .NET: its slot arrays and the strings in them (also
-    /// those Kestrel or the application still refer to).</summary>
-    public long RetainedBytes
-    {
-        get
-        {
-            if (_fingerprints is null)
-            {
-                return 0;
-            }
-
-            long bytes = SlotArrayBytes(_slotCount);
-            foreach (string? s in _strings.AsSpan(0, _count))
-            {
-                bytes += StringSize(s!.Length);
-            }
-
-            return bytes;
-        }
-    }
 
     /// <summary>Lets go of the slots and their strings; the counters stay. The next insert allocates again.</summary>
     public void Release()
@@ -87,10 +64,6 @@ internal sealed class HeaderStringCache
         (_fingerprints, _strings, _visited) = (null, null, null);
         (_count, _hand) = (0, 0);
     }
-
-    /// <summary>The most <see cref="RetainedBytes"/> can be for a cache of this shape, whatever a client sends.</summary>
-    public static long MaxRetainedBytes(int slotCount = DefaultSlotCount, int maxLength = DefaultMaxLength) =>
-        SlotArrayBytes(slotCount) + ((long)slotCount * StringSize(maxLength));
 
     /// <summary>The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else a
     /// well-known one, else a new one (<paramref name="created"/> set); either of the last two is admitted, in
@@ -193,16 +166,6 @@ internal sealed class HeaderStringCache
         x ^= x >> 32;
         return (uint)x;
     }
-
-    // Arrays on 64-bit .NET: 24 bytes of header and length, elements, rounded up to 8; as long as the shared ArrayPool
-    // makes them (a power of two, at least 16).
-    private static long SlotArrayBytes(int slots)
-    {
-        int length = (int)Math.Max(16, BitOperations.RoundUpToPowerOf2((uint)slots));
-        return ArrayBytes(length, sizeof(uint)) + ArrayBytes(length, IntPtr.Size) + ArrayBytes(length, sizeof(bool));
-    }
-
-    private static long ArrayBytes(int length, int elementSize) => (24L + ((long)length * elementSize) + 7) & ~7L;
 
     private int Find(ReadOnlySpan<byte> bytes, uint fingerprint)
     {

@@ -1,35 +1,29 @@
 using System.IO.Pipelines;
-using HeaderCache.Hosting;
-using HeaderCache.Http1;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
 
 namespace HeaderCache.Connection;
 
 /// <summary>
-/// A connection as <see cref="HeaderCacheListener"/> hands it to Kestrel: the transport's connection, whose input is
-/// HeaderCache's reader from the first read on. Kestrel adds its features to the transport's collection (this context
+/// A connection as HeaderCache's listener of Kestrel's transport hands it to Kestrel: the transport's connection, whose
+/// input is HeaderCache's reader from the first read on. Kestrel adds its features to the transport's collection (this context
 /// has no collection of its own), runs the endpoint's connection middleware on this context and disposes it when the
 /// connection ends. A transport set by a later layer goes through <see cref="HeaderCacheConnection.OnTransportReplaced"/>,
-/// so that the decrypted side of <c>UseHttps()</c> is read, and a connection TLS gave HTTP/2 is left to Kestrel.
+/// so that the decrypted side of <c>UseHttps()</c> is read, as HTTP/2 when TLS chose <c>h2</c>.
 /// </summary>
 internal sealed class AcceptedConnection : ForwardingConnectionContext
 {
+    private readonly HeaderCacheEndpoint _endpoint;
     private readonly HeaderCacheOptions _options;
-    private readonly HeaderCacheRuntime _runtime;
-    private readonly HeadLimits _limits;
-    private readonly bool _kestrelReusesValues;
     private HeaderCacheConnection? _connection;
     private IDuplexPipe? _transport;
 
-    /// <summary>Wraps <paramref name="inner"/>, which HeaderCache reads with <paramref name="options"/>.</summary>
-    public AcceptedConnection(ConnectionContext inner, HeaderCacheOptions options, HeaderCacheRuntime runtime, HeadLimits limits, bool kestrelReusesValues)
+    /// <summary>Wraps <paramref name="inner"/>, an accepted connection of <paramref name="endpoint"/>, which HeaderCache
+    /// reads with <paramref name="options"/>.</summary>
+    public AcceptedConnection(ConnectionContext inner, HeaderCacheEndpoint endpoint, HeaderCacheOptions options)
         : base(inner)
     {
+        _endpoint = endpoint;
         _options = options;
-        _runtime = runtime;
-        _limits = limits;
-        _kestrelReusesValues = kestrelReusesValues;
     }
 
     /// <inheritdoc />
@@ -67,12 +61,8 @@ internal sealed class AcceptedConnection : ForwardingConnectionContext
     // accept loop, and by then Kestrel has added the heartbeat feature the idle trim needs.
     private IDuplexPipe Start()
     {
-        var connection = new HeaderCacheConnection(_options, _limits, _kestrelReusesValues, _runtime, Inner.ConnectionId);
-        _connection = connection;
-        Inner.Features.Set<IHeaderStringCacheFeature>(connection);
-        Inner.Features.Set(connection.RequestHeaders);
-        Inner.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static state => ((HeaderCacheConnection)state).OnHeartbeat(), connection);
-        _transport = connection.Wrap(Inner.Transport);
+        _connection = _endpoint.Start(Inner, _options);
+        _transport = _connection.Wrap(Inner.Transport, Inner.Features);
         return _transport;
     }
 }

@@ -1,176 +1,159 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
-using HeaderCache.Hosting;
-using HeaderCache.Http1;
-using HeaderCache.Http2;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Connection;
 
-/// <summary>One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the compactor
-/// (with the cache) on the reading side and the queue of header strings the request-level part puts back; on HTTP/2
-/// (TLS with ALPN <c>h2</c>, or the prior-knowledge preface) the HTTP/2 reader, sharing the cache, and the per-stream
-/// hand-off.</summary>
-internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, IDisposable
+/// <summary>One connection's HeaderCache state, published as its <see cref="IHeaderStringCacheFeature"/>: the cache,
+/// which both protocols share, and the part of the protocol the connection speaks, made when that protocol starts:
+/// HTTP/1.1 from the first byte (<see cref="Http1Part"/>), HTTP/2 once TLS chose <c>h2</c> or the prior-knowledge
+/// preface arrived where Kestrel reads it as HTTP/2 (<see cref="Http2Part"/>). What the feature, the metrics and
+/// Kestrel's heartbeat ask of the connection goes to that part.</summary>
+internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, MeteredConnection.ISource, IDisposable
 {
-    private readonly HeaderInjectionQueue _queue = new();
-    private readonly HeadCompactor _compactor;
+    private readonly HeaderCacheEndpoint _endpoint;
     private readonly FieldResolver _resolver;
-    private readonly HeadLimits _limits;
-    private readonly HeaderCacheRuntime _runtime;
+    private readonly MeteredConnection _metered;
     private readonly string _connectionId;
-    private CompactingPipeReader? _reader;
+    private Http1Part? _http1;     // from the first byte read as HTTP/1.1, kept when TLS or the preface hands over
+    private ProtocolPart? _part;   // the part of the protocol the connection speaks now
     private IDuplexPipe? _transport;
+    private bool _tls;             // Kestrel saw TLS on the transport being read: it never reads a preface there as HTTP/2
     private bool _decrypted;
-    private Http2FrameReader? _http2;
-    private HeaderBlockRewriter? _rewriter;
 
-    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime, string connectionId)
+    public HeaderCacheConnection(HeaderCacheEndpoint endpoint, HeaderCacheOptions options, string connectionId)
     {
-        _runtime = runtime;
-        _limits = limits;
+        _endpoint = endpoint;
         _connectionId = connectionId;
         _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.ExcludedHeaders);
-        _compactor = new HeadCompactor(_resolver, _queue, limits, kestrelReusesValues, new LineMemo());
-        RequestHeaders = new CachedRequestHeaders(_queue);
+        _metered = new MeteredConnection(this);
 
         // Every connection, whether or not anything listens, so that a listener that attaches later sees the open
         // connections too; registering at the first compacted head would put a check on the request path instead.
-        runtime.Metrics.Register(this);
+        endpoint.Metrics.Register(_metered);
     }
 
-    /// <summary>The request's headers for every request of this connection whose head had lines taken out.</summary>
-    public CachedRequestHeaders RequestHeaders { get; }
+    /// <summary>How each request of this connection finds the fields taken out of its head.</summary>
+    public ConnectionHeaders Requests { get; } = new();
 
-    public HeadCompactor Compactor => _compactor;
+    public bool IsActive => _part is { Reason: PassThroughReason.None };
 
-    public bool IsActive => _http2 is not null ? _http2.PassThroughReason == PassThroughReason.None : _reader is { PassThroughReason: PassThroughReason.None };
+    public string? InactiveReason => _part?.InactiveReason;
 
-    // A preface that no frame followed is a cleartext connection Kestrel answered as HTTP/1.1: nothing was served.
-    public string? InactiveReason =>
-        _http2 is not null
-            ? (_http2.PassThroughReason != PassThroughReason.None ? _http2.PassThroughReason.Name() : _http2.SawFrame || _decrypted ? null : PassThroughReason.Http2.Name())
-        : _reader is { PassThroughReason: not PassThroughReason.None } reader ? reader.PassThroughReason.Name() : null;
+    public MeteredCounts Counters => _part?.Counters ?? default;
 
-    public override MeteredCounts Counters
+    public long Hits => Counters.LinesServed;
+
+    public long Misses => Counters.LinesCreated;
+
+    /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>: read as HTTP/2 when TLS chose
+    /// <c>h2</c> (in <paramref name="features"/>), else as HTTP/1.1 from its first byte.</summary>
+    public IDuplexPipe Wrap(IDuplexPipe transport, IFeatureCollection features)
     {
-        get
-        {
-            MeteredCounts counts = _compactor.Metered;
-            if (_rewriter is { } rewriter)
-            {
-                counts.LinesServed += rewriter.FieldsServed;
-                counts.LinesCreated += rewriter.FieldsCreated;
-            }
-
-            return counts;
-        }
-    }
-
-    public long Hits => _compactor.LinesServed + (_rewriter?.FieldsServed ?? 0);
-    public long Misses => _compactor.LinesCreated + (_rewriter?.FieldsCreated ?? 0);
-
-    /// <summary>The reader Kestrel gets instead of <paramref name="input"/>.</summary>
-    public CompactingPipeReader CreateReader(PipeReader input)
-    {
-        var reader = new CompactingPipeReader(input, _compactor, _limits);
-        reader.PassThroughStarted = OnPassThrough;
-        reader.Http2Started = CreateHttp2Reader;
-        return reader;
-    }
-
-    /// <summary>The reader Kestrel gets instead of an HTTP/2 connection's <paramref name="input"/>, which starts with the
-    /// preface.</summary>
-    public PipeReader CreateHttp2Reader(PipeReader input)
-    {
-        var decoder = new HpackBlockDecoder(new HpackDynamicTable(_limits.HeaderTableSize), _limits.MaxRequestHeaderFieldSize);
-        var streams = new Http2StreamHandoff(2 * _limits.MaxStreamsPerConnection, _limits.MaxStreamsPerConnection);
-        _rewriter = new HeaderBlockRewriter(decoder, _resolver, streams, _limits);
-        _http2 = new Http2FrameReader(input, _rewriter, decoder, _limits.MaxFrameSize) { PassThroughStarted = OnPassThrough };
-        RequestHeaders.Streams = streams;
-
-        // The connection reads no HTTP/1.1 head from here: only the cache stays of that side.
-        _compactor.Trim();
-        return _http2;
-    }
-
-    /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>.</summary>
-    public IDuplexPipe Wrap(IDuplexPipe transport)
-    {
-        _reader = CreateReader(transport.Input);
-        _transport = new DuplexPipe(_reader, transport.Output);
-        return _transport;
-    }
-
-    /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>, which carries HTTP/2 (TLS chose
-    /// <c>h2</c>).</summary>
-    public IDuplexPipe WrapHttp2(IDuplexPipe transport)
-    {
-        _transport = new DuplexPipe(CreateHttp2Reader(transport.Input), transport.Output);
+        _tls = features.Get<ITlsConnectionFeature>() is not null;
+        PipeReader input = NegotiatedHttp2(features) ? StartHttp2(transport.Input, kestrelSpeaksHttp2: true) : StartHttp1(transport.Input);
+        _transport = new DuplexPipe(input, transport.Output);
         return _transport;
     }
 
     /// <summary>Called on each of Kestrel's heartbeats: the reader of the connection's protocol may let go of its
-    /// buffers (<see cref="IdleTrim"/>).</summary>
-    public bool OnHeartbeat() => _http2 is { } http2 ? http2.OnHeartbeat() : _reader?.OnHeartbeat() == true;
+    /// buffers (<c>IdleTrim</c>).</summary>
+    public bool OnHeartbeat() => _part?.OnHeartbeat() == true;
 
     /// <summary>A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
-    /// layer is Kestrel's <c>UseHttps()</c> and the new transport the decrypted one: read that instead (unless TLS
-    /// negotiated HTTP/2: then with the HTTP/2 reader). Any other replacement, or TLS restoring the original at the end, stays.</summary>
+    /// layer is Kestrel's <c>UseHttps()</c> and the new transport the decrypted one: read that instead, as HTTP/2 when
+    /// TLS chose <c>h2</c>. Any other replacement, or TLS restoring the original at the end, stays.</summary>
     public IDuplexPipe OnTransportReplaced(IDuplexPipe transport, IFeatureCollection features)
     {
-        if (_decrypted || ReferenceEquals(transport, _transport) || _reader?.PassThroughReason != PassThroughReason.Tls)
+        if (_decrypted || ReferenceEquals(transport, _transport) || _http1?.Reason != PassThroughReason.Tls)
         {
             return transport;
         }
 
         _decrypted = true;
-        if (NegotiatedHttp2(features))
-        {
-            return WrapHttp2(transport);
-        }
-
-        return Wrap(transport);
+        return Wrap(transport, features);
     }
-
-    public static bool NegotiatedHttp2(IFeatureCollection features) =>
-        features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true;
 
     public void Dispose()
     {
-        _runtime.Metrics.Unregister(this);
+        _endpoint.Metrics.Unregister(_metered);
         if (InactiveReason is { } reason)
         {
-            if (_http2 is null && _reader!.PassThroughReason == PassThroughReason.Tls)
+            if (_part is Http1Part { Reason: PassThroughReason.Tls })
             {
                 // Only now is it known that nothing after HeaderCache decrypted the connection.
-                Log.PassThrough(_runtime.Logger, _connectionId, PassThroughReason.Tls);
+                Log.PassThrough(_endpoint.Logger, _connectionId, PassThroughReason.Tls);
+            }
+            else if (_part is Http2Part { KestrelSpeaksHttp2: false, Reason: PassThroughReason.None })
+            {
+                // The endpoint's Protocols were not known, and Kestrel created no request after the preface.
+                _endpoint.ReportH2cRefused();
             }
 
-            _runtime.Metrics.ConnectionEnded(ConnectionOutcome.PassedThrough, reason);
+            _endpoint.Metrics.ConnectionEnded(ConnectionOutcome.PassedThrough, reason);
         }
         else
         {
-            _runtime.Metrics.ConnectionEnded(ConnectionOutcome.Cached, null);
+            _endpoint.Metrics.ConnectionEnded(ConnectionOutcome.Cached, null);
         }
 
-        // Kestrel's heartbeat may still be trimming: the compactor lets go of everything once it has finished.
-        _reader?.EndIdle();
-        _http2?.EndIdle();
-        _compactor.Dispose();
-        RequestHeaders.Streams?.Clear();
+        if (_part != _http1)
+        {
+            _part?.Dispose();
+        }
+
+        _http1?.Dispose();
+    }
+
+    private static bool NegotiatedHttp2(IFeatureCollection features) =>
+        features.Get<ITlsApplicationProtocolFeature>()?.ApplicationProtocol.Span.SequenceEqual("h2"u8) == true;
+
+    private PipeReader StartHttp1(PipeReader input)
+    {
+        _http1 ??= new Http1Part(_resolver, _endpoint.Limits, _endpoint.KestrelReusesValues);
+        _part = _http1;
+        Requests.Part = _http1.Headers;
+        return _http1.Read(input, OnPassThrough, OnPreface);
+    }
+
+    private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
+    {
+        _http1?.Trim();
+        var http2 = new Http2Part(input, _resolver, _endpoint.Limits, kestrelSpeaksHttp2, OnPassThrough);
+        _part = http2;
+        Requests.Part = http2.Headers;
+        return http2.Reader;
+    }
+
+    // The HTTP/1.1 reader found the HTTP/2 preface at the connection's first byte. Kestrel chose the connection's
+    // protocol before reading it: HTTP/2 for a preface only without TLS, on an endpoint whose Protocols is Http2. Where
+    // it reads HTTP/1.1, the connection passes through with its bytes as they are, for Kestrel to answer alone.
+    private PipeReader OnPreface(PipeReader input)
+    {
+        if (_tls || _endpoint.CleartextHttp2 == CleartextHttp2.Refused)
+        {
+            Log.PassThrough(_endpoint.Logger, _connectionId, PassThroughReason.Http2);
+            if (!_tls)
+            {
+                _endpoint.ReportH2cRefused();
+            }
+
+            return input;
+        }
+
+        return StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
     }
 
     private void OnPassThrough(PassThroughReason reason)
     {
         // A TLS handshake is reported when the connection ends, if nothing decrypted it (see OnTransportReplaced); the
-        // HTTP/2 preface hands the connection to the HTTP/2 reader.
+        // HTTP/2 preface where it begins the connection, once it is known whether Kestrel reads it as HTTP/2 (OnPreface).
         if (reason is not (PassThroughReason.Tls or PassThroughReason.Http2))
         {
-            Log.PassThrough(_runtime.Logger, _connectionId, reason);
+            Log.PassThrough(_endpoint.Logger, _connectionId, reason);
         }
     }
 

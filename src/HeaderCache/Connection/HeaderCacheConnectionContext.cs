@@ -20,7 +20,7 @@ internal sealed class HeaderCacheConnectionContext : ForwardingConnectionContext
         : base(inner)
     {
         _connection = connection;
-        _transport = HeaderCacheConnection.NegotiatedHttp2(inner.Features) ? connection.WrapHttp2(inner.Transport) : connection.Wrap(inner.Transport);
+        _transport = connection.Wrap(inner.Transport, inner.Features);
     }
 
     /// <inheritdoc />

@@ -3,7 +3,7 @@ namespace HeaderCache.Diagnostics;
 /// <summary>What one connection (or several, added up) has done, in the units the instruments report.</summary>
 internal struct MeteredCounts
 {
-    // As HeadCompactor counts them.
+    // As the reader of the connection's protocol counts them (HeadCompactor, HeaderBlockRewriter).
     public long LinesServed;
     public long LinesCreated;
     public long AvoidedBytes;

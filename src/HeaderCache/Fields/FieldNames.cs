@@ -1,5 +1,4 @@
 using System.Text;
-using HeaderCache.Requests;
 using Microsoft.Net.Http.Headers;
 
 namespace HeaderCache.Fields;
@@ -75,7 +74,7 @@ internal static class FieldNames
     public const int Kept = -2;
     public const int Other = -1;
 
-    /// <summary>The position of a known header in <see cref="KnownNames"/> (case-insensitively), or <see cref="Kept"/>,
+    /// <summary>The position of a known header in the list of known names (case-insensitively), or <see cref="Kept"/>,
     /// <see cref="Interned"/> or <see cref="Other"/>.</summary>
     public static int Classify(ReadOnlySpan<byte> name)
     {
@@ -83,10 +82,6 @@ internal static class FieldNames
         return index < Known.Length ? index : index < Known.Length + KeptForKestrel.Length ? Kept : Interned;
     }
 
-    public static bool IsKeptForKestrel(ReadOnlySpan<byte> name) => Classify(name) == Kept;
-    public static string? GetKnownName(ReadOnlySpan<byte> name) => Classify(name) is >= 0 and var index ? Known[index] : null;
-    public static IReadOnlyList<string> KeptNames => KeptForKestrel;
-    public static IReadOnlyList<string> KnownNames => Known;
     public static string KnownName(int index) => Known[index];
 
     private static int Find(ReadOnlySpan<byte> name)

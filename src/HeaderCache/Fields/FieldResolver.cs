@@ -1,6 +1,5 @@
 using System.Text;
 using HeaderCache.Caching;
-using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 

@@ -4,7 +4,6 @@ using System.Runtime.CompilerServices;
 using System.Text;
 
 using HeaderCache.Caching;
-using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 

@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 
-using HeaderCache.Requests;
 
 namespace HeaderCache.Fields;
 

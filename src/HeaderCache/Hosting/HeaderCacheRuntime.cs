@@ -4,6 +4,7 @@ using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -13,8 +14,9 @@ using Microsoft.Extensions.Primitives;
 namespace HeaderCache.Hosting;
 
 /// <summary>
-/// The process-wide part of HeaderCache, registered by <c>AddHeaderStringCache()</c>: options, metrics,
-/// the logger, and what the connection and request-level parts need to know about each other.
+/// The process-wide part of HeaderCache, registered by <c>AddHeaderStringCache()</c>: options, metrics, the logger,
+/// which new connections are read (<see cref="Admit"/>), and what the connection and request-level parts need to know
+/// about each other.
 /// </summary>
 internal sealed class HeaderCacheRuntime : IDisposable
 {
@@ -92,11 +94,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
     /// by its type), so that <see cref="EveryEndpoint"/> can act.</summary>
     public bool ListenerFactoriesDecorated { get; set; }
 
-    /// <summary>
-    /// The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them. The server reads
-    /// them once, after Kestrel bound every endpoint: that read also logs, for each endpoint left without HeaderCache,
-    /// why and what to write.
-    /// </summary>
+    /// <summary>The addresses of the bound endpoints whose connections HeaderCache reads, as Kestrel names them.</summary>
     public IReadOnlyList<string> Endpoints
     {
         get
@@ -109,18 +107,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
                 covered.AddRange(addresses.Where(address => _listenerEndpoints.Any(bound => Matches(address, bound))));
             }
 
-            covered = [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
-
-            // With only the request-level part registered, nothing is covered, and the server says so in one error.
-            if (EveryEndpoint || covered.Count != 0)
-            {
-                foreach (string address in addresses.Where(address => !covered.Contains(address, StringComparer.OrdinalIgnoreCase) && !CoveredAsLocalhost(address, covered)))
-                {
-                    LogNotCovered(address);
-                }
-            }
-
-            return covered;
+            return [.. covered.Distinct(StringComparer.OrdinalIgnoreCase)];
         }
     }
 
@@ -156,18 +143,31 @@ internal sealed class HeaderCacheRuntime : IDisposable
     }
 
     /// <summary>
-    /// Whether a new connection is read, and with which options: <see langword="null"/> and the options, or why it is
-    /// not (switched off; a Kestrel other than the one HeaderCache was tested with, unless the options allow it).
+    /// Whether a new connection is read, and with which options. One that is not is left as it is: without the
+    /// request-level part (said once), or with the feature of a skipped connection, counted, when HeaderCache is switched
+    /// off or runs on a Kestrel other than the one it was tested with (unless the options allow it).
     /// </summary>
-    public SkippedConnection? Admit(out HeaderCacheOptions options)
+    public bool Admit(IFeatureCollection features, out HeaderCacheOptions options)
     {
-        options = CurrentOptions();
-        if (!options.Enabled)
+        if (!RequestPartActive)
         {
-            return SkippedConnection.Disabled;
+            ReportRequestPartMissing();
+            options = _lastValid;
+            return false;
         }
 
-        return _versions.Match || options.AllowUntestedKestrelVersion ? null : SkippedConnection.UntestedKestrel;
+        options = CurrentOptions();
+        SkippedConnection? skipped = !options.Enabled ? SkippedConnection.Disabled
+            : _versions.Match || options.AllowUntestedKestrelVersion ? null
+            : SkippedConnection.UntestedKestrel;
+        if (skipped is null)
+        {
+            return true;
+        }
+
+        features.Set<IHeaderStringCacheFeature>(skipped);
+        Metrics.ConnectionEnded(ConnectionOutcome.Skipped, skipped.InactiveReason);
+        return false;
     }
 
     /// <summary>Puts the layer on every connection Kestrel accepts from now on (see <see cref="EveryEndpoint"/>).</summary>
@@ -194,8 +194,8 @@ internal sealed class HeaderCacheRuntime : IDisposable
         }
     }
 
-    /// <summary>Logs, once, that the request-level part is missing.</summary>
-    public void ReportRequestPartMissing()
+    // Logs, once, that the request-level part is missing.
+    private void ReportRequestPartMissing()
     {
         if (Interlocked.Exchange(ref _requestPartMissingLogged, 1) == 0)
         {
@@ -274,7 +274,8 @@ internal sealed class HeaderCacheRuntime : IDisposable
         }
     }
 
-    private void LogNotCovered(string address)
+    /// <summary>Logs why the bound <paramref name="address"/> is left without HeaderCache, and what to write.</summary>
+    public void ReportNotCovered(string address)
     {
         if (!EveryEndpoint)
         {
@@ -298,7 +299,7 @@ internal sealed class HeaderCacheRuntime : IDisposable
                 Logger,
                 address,
                 "no connection listener of Kestrel's connection listener factories bound it (an HTTP/3-only endpoint, served over QUIC, which HeaderCache does not read)",
-                "HeaderCache reads HTTP/1.1 and HTTP/2 connections, not HTTP/3: nothing to write for it.");
+                "HeaderCache reads the HTTP/1.1 and HTTP/2 connections of Kestrel's connection listeners, not QUIC: nothing to write for HTTP/3.");
         }
     }
 
@@ -331,9 +332,4 @@ internal sealed class HeaderCacheRuntime : IDisposable
     }
 
     private static bool IsAny(IPAddress address) => address.Equals(IPAddress.Any) || address.Equals(IPAddress.IPv6Any);
-
-    // As the server matches them: "localhost" stands for the loopback endpoints it binds.
-    private static bool CoveredAsLocalhost(string address, List<string> covered) =>
-        Uri.TryCreate(address, UriKind.Absolute, out Uri? uri) && uri.IsLoopback && covered.Any(endpoint =>
-            Uri.TryCreate(endpoint, UriKind.Absolute, out Uri? other) && other.IsLoopback && other.Scheme == uri.Scheme && other.Port == uri.Port);
 }

@@ -8,9 +8,9 @@ namespace HeaderCache.Hosting;
 /// <c>major.minor.0.0</c> through its patches).
 /// </summary>
 /// <remarks>
-/// The compactor reproduces the HTTP/1.1 parser of one Kestrel. On another one a request that Kestrel now rejects could
-/// be accepted after HeaderCache took the offending line out, so connections pass through unless
-/// <see cref="HeaderCacheOptions.AllowUntestedKestrelVersion"/> says otherwise. Registered in dependency injection so that
+/// HeaderCache's readers follow the HTTP/1.1 parser and the HTTP/2 frame loop and HPACK decoder of one Kestrel. On
+/// another one a request that Kestrel now rejects could be accepted after HeaderCache took the offending field out, so
+/// connections pass through unless <see cref="HeaderCacheOptions.AllowUntestedKestrelVersion"/> says otherwise. Registered in dependency injection so that
 /// a test can put another running version in place.
 /// </remarks>
 /// <param name="Tested">The Kestrel this build of HeaderCache references, which its differential suite runs against.</param>

@@ -55,8 +55,6 @@ internal sealed partial class HeadCompactor : IDisposable, IdleTrim.ITarget
         PassThrough,   // the connection passes through from here, for Reason
     }
 
-    public LineMemo? Memo => _memo;
-    public FieldResolver Fields => _fields;
     public PassThroughReason Reason { get; private set; }
     public bool Upgrade => _framing.Upgrade;
     public bool HasTakenLines => _taken != 0;

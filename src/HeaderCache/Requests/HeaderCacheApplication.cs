@@ -11,7 +11,7 @@ internal sealed class HeaderCacheApplication<TContext>(IHttpApplication<TContext
 {
     public TContext CreateContext(IFeatureCollection contextFeatures)
     {
-        CachedRequestHeaders.Of(contextFeatures)?.Attach(contextFeatures);
+        ConnectionHeaders.Of(contextFeatures)?.Attach(contextFeatures);
         return inner.CreateContext(contextFeatures);
     }
 

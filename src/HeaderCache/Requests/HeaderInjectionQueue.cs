@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HeaderCache.Fields;
 
 namespace HeaderCache.Requests;
 
@@ -22,8 +23,6 @@ internal sealed class HeaderInjectionQueue
     private int _entryEnd;
     private int _takenStart;
     private int _takenCount;
-
-    public bool HoldsLines => _lines.Length != 0;
 
     /// <summary>The lines recorded for the head being read, after the published ones, which the compactor changes in
     /// place until it publishes or discards them.</summary>

@@ -1,4 +1,5 @@
 using HeaderCache.Caching;
+using HeaderCache.Fields;
 
 namespace HeaderCache.Requests;
 

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http.Features;
 
 namespace HeaderCache.Requests;

@@ -1,5 +1,6 @@
 using System.Collections;
 using System.Diagnostics.CodeAnalysis;
+using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
 

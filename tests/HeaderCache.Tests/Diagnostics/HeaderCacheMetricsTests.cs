@@ -56,7 +56,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
     {
         using var activity = new CacheActivity(_services);
         var connection = new FakeConnection { Current = new() { LinesServed = 1, LinesCreated = 2, AvoidedBytes = 3, ValueEvictions = 4, NameEvictions = 5 } };
-        Metrics.Register(connection);
+        Metrics.Register(connection.Entry);
 
         Assert.Equal(
             (1, 2, 3, 4, 5),
@@ -70,8 +70,8 @@ public sealed class HeaderCacheMetricsTests : IDisposable
         using var activity = new CacheActivity(_services);
         var first = new FakeConnection();
         var second = new FakeConnection();
-        Metrics.Register(first);
-        Metrics.Register(second);
+        Metrics.Register(first.Entry);
+        Metrics.Register(second.Entry);
 
         first.Current.LinesServed = 5;
         second.Current.LinesServed = 3;
@@ -81,7 +81,7 @@ public sealed class HeaderCacheMetricsTests : IDisposable
         first.Current.LinesServed = 7;
         Assert.Equal(10, activity.LinesServed);
 
-        Metrics.Unregister(first);
+        Metrics.Unregister(first.Entry);
         Assert.Equal(10, activity.LinesServed);
 
         // An ended connection is kept as it was when it ended, and no longer read.
@@ -89,17 +89,17 @@ public sealed class HeaderCacheMetricsTests : IDisposable
         second.Current.LinesServed = 4;
         Assert.Equal(11, activity.LinesServed);
 
-        Metrics.Unregister(second);
+        Metrics.Unregister(second.Entry);
         Assert.Equal(11, activity.LinesServed);
 
         // A connection in the middle of the list leaves it whole.
         var third = new FakeConnection { Current = new() { LinesServed = 1 } };
         var fourth = new FakeConnection { Current = new() { LinesServed = 2 } };
         var fifth = new FakeConnection { Current = new() { LinesServed = 4 } };
-        Metrics.Register(third);
-        Metrics.Register(fourth);
-        Metrics.Register(fifth);
-        Metrics.Unregister(fourth);
+        Metrics.Register(third.Entry);
+        Metrics.Register(fourth.Entry);
+        Metrics.Register(fifth.Entry);
+        Metrics.Unregister(fourth.Entry);
         third.Current.LinesServed = 10;
         fifth.Current.LinesServed = 40;
         Assert.Equal(11 + 10 + 2 + 40, activity.LinesServed);
@@ -110,9 +110,9 @@ public sealed class HeaderCacheMetricsTests : IDisposable
     {
         var ended = new FakeConnection { Current = new() { LinesServed = 6 } };
         var open = new FakeConnection { Current = new() { LinesServed = 4 } };
-        Metrics.Register(ended);
-        Metrics.Register(open);
-        Metrics.Unregister(ended);
+        Metrics.Register(ended.Entry);
+        Metrics.Register(open.Entry);
+        Metrics.Unregister(ended.Entry);
 
         using var activity = new CacheActivity(_services);
         Assert.Equal(0, activity.LinesServed);
@@ -211,10 +211,14 @@ public sealed class HeaderCacheMetricsTests : IDisposable
             .Sum(s => (long)HeaderStringCache.StringSize(s.Length));
     }
 
-    private sealed class FakeConnection : MeteredConnection
+    private sealed class FakeConnection : MeteredConnection.ISource
     {
         public MeteredCounts Current;
 
-        public override MeteredCounts Counters => Current;
+        public FakeConnection() => Entry = new MeteredConnection(this);
+
+        public MeteredConnection Entry { get; }
+
+        MeteredCounts MeteredConnection.ISource.Counters => Current;
     }
 }

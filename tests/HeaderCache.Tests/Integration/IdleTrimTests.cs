@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Reflection;
 using System.Text;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
@@ -91,7 +92,7 @@ public sealed class IdleTrimTests
             await Task.Delay(2);
         }
 
-        Assert.True(connection.Compactor.LinesServed + connection.Compactor.LinesCreated > 0);
+        Assert.True(connection.Hits + connection.Misses > 0);
         hold.Release();
         List<string> transcript = await exchange;
         Assert.Equal(["hello", "hello"], transcript.Take(2).Select(RawHttp.Body));
@@ -125,7 +126,19 @@ public sealed class IdleTrimTests
     // How many of a request's header lines the connection's memo holds.
     private static int Remembered(HeaderCacheConnection connection, byte[] request) =>
         Encoding.ASCII.GetString(request).Split("\r\n", StringSplitOptions.RemoveEmptyEntries).Skip(1)
-            .Count(line => connection.Compactor.Memo!.Find(Encoding.ASCII.GetBytes(line)) >= 0);
+            .Count(line => Memo(connection).Find(Encoding.ASCII.GetBytes(line)) >= 0);
+
+    // The memo of lines of a live connection's HTTP/1.1 reader, which nothing in the library hands out: read from the
+    // fields that hold it.
+    private static LineMemo Memo(HeaderCacheConnection connection)
+    {
+        object http1 = Field(connection, "_http1");
+        return (LineMemo)Field(Field(http1, "_compactor"), "_memo");
+    }
+
+    private static object Field(object owner, string name) =>
+        owner.GetType().GetField(name, BindingFlags.Instance | BindingFlags.NonPublic)!.GetValue(owner)
+            ?? throw new InvalidOperationException($"{owner.GetType().Name}.{name} is null");
 
     // Beats until the connection, once it waits for its next request, is trimmed.
     private static async Task TrimAsync(HeaderCacheConnection connection)

@@ -580,7 +580,7 @@ public sealed class WiringTests
                 if (feature is not null)
                 {
                     server._sawCacheFeature = true;
-                    Interlocked.Exchange(ref server._strippedLines, feature.Compactor.LinesServed + feature.Compactor.LinesCreated);
+                    Interlocked.Exchange(ref server._strippedLines, feature.Hits + feature.Misses);
                 }
 
                 if (context.Request.Path == "/has-cache")

@@ -1,25 +1,23 @@
+using HeaderCache.Connection;
 using HeaderCache.Diagnostics;
-using HeaderCache.Hosting;
-using HeaderCache.Http1;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace HeaderCache.Connection;
+namespace HeaderCache.Hosting;
 
 /// <summary>
-/// Kestrel connection middleware: gives each new HTTP/1.1 connection its cache and puts the compacting
-/// reader between the transport (or TLS) and Kestrel's parser.
+/// Kestrel connection middleware of one endpoint (<c>ListenOptions.UseHeaderStringCache()</c>): gives each new connection
+/// its cache and puts HeaderCache's reader (HTTP/1.1, or HTTP/2 when TLS chose <c>h2</c> or the h2c preface arrived)
+/// between the transport (or TLS) and Kestrel.
 /// </summary>
 internal sealed class HeaderCacheConnectionMiddleware
 {
     private readonly ConnectionDelegate _next;
-    private readonly ListenOptions _listenOptions;
     private readonly HeaderCacheRuntime? _runtime;
-    private readonly HeadLimits _limits;
+    private readonly HeaderCacheEndpoint? _endpoint;
     private readonly Registration _registration;
     private readonly int _index;
 
@@ -27,19 +25,23 @@ internal sealed class HeaderCacheConnectionMiddleware
     public HeaderCacheConnectionMiddleware(ConnectionDelegate next, ListenOptions listenOptions, Registration registration, int index)
     {
         _next = next;
-        _listenOptions = listenOptions;
         _registration = registration;
         _index = index;
-        _limits = HeadLimits.From(listenOptions.KestrelServerOptions.Limits);
         _runtime = listenOptions.ApplicationServices.GetService<HeaderCacheRuntime>();
         if (_runtime is null)
         {
             ILoggerFactory loggers = listenOptions.ApplicationServices.GetService<ILoggerFactory>() ?? NullLoggerFactory.Instance;
             Log.RequestPartMissing(loggers.CreateLogger(Log.Category));
         }
-        else if (index == registration.Count - 1)
+        else
         {
-            _runtime.OnConnectionMiddlewareBuilt(listenOptions);
+            // Kestrel builds the middleware when it binds the endpoint, after the application configured it.
+            _endpoint = new HeaderCacheEndpoint(
+                listenOptions, listenOptions.KestrelServerOptions, CleartextHttp2Of.Protocols(listenOptions.Protocols), _runtime.Metrics, _runtime.Logger);
+            if (index == registration.Count - 1)
+            {
+                _runtime.OnConnectionMiddlewareBuilt(listenOptions);
+            }
         }
     }
 
@@ -68,36 +70,17 @@ internal sealed class HeaderCacheConnectionMiddleware
             return _next(context);
         }
 
-        if (!runtime.RequestPartActive)
+        if (!runtime.Admit(context.Features, out HeaderCacheOptions options))
         {
-            runtime.ReportRequestPartMissing();
             return _next(context);
         }
 
-        if (runtime.Admit(out HeaderCacheOptions options) is { } skipped)
-        {
-            return Skip(context, runtime, skipped);
-        }
-
-        return RunAsync(context, runtime, options);
+        return RunAsync(context, options);
     }
 
-    private Task Skip(ConnectionContext context, HeaderCacheRuntime runtime, SkippedConnection skipped)
+    private async Task RunAsync(ConnectionContext context, HeaderCacheOptions options)
     {
-        context.Features.Set<IHeaderStringCacheFeature>(skipped);
-        runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, skipped.InactiveReason);
-        return _next(context);
-    }
-
-    private async Task RunAsync(ConnectionContext context, HeaderCacheRuntime runtime, HeaderCacheOptions options)
-    {
-        using var connection = new HeaderCacheConnection(
-            options, _limits, !_listenOptions.KestrelServerOptions.DisableStringReuse, runtime, context.ConnectionId);
-        context.Features.Set<IHeaderStringCacheFeature>(connection);
-        context.Features.Set(connection.RequestHeaders);
-
-        // Kestrel adds its own handler to the same list, so this allocates nothing more.
-        context.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static state => ((HeaderCacheConnection)state).OnHeartbeat(), connection);
+        using HeaderCacheConnection connection = _endpoint!.Start(context, options);
         await _next(new HeaderCacheConnectionContext(context, connection)).ConfigureAwait(false);
     }
 }

@@ -2,11 +2,11 @@ using System.Buffers.Binary;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 
-namespace HeaderCache.Requests;
+namespace HeaderCache.Fields;
 
-/// <summary>One header line of the section being read, recorded in the <see cref="HeaderInjectionQueue"/>: where it is
-/// in the section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/>
-/// for a line that stays for Kestrel), which the head's request reads from the queue.</summary>
+/// <summary>One header line of the section being read (or one field of an HTTP/2 header block): where it is in the
+/// section and, when it is taken out, its name and value strings (<see cref="Value"/> is <see langword="null"/> for a
+/// line that stays for Kestrel), which the request made from that head reads once its reader hands the line on.</summary>
 internal struct TakenHeader
 {
     // Offsets in the section of the line and just past its CRLF.
@@ -22,7 +22,7 @@ internal struct TakenHeader
     /// (<c>FieldNames.Interned</c>).</summary>
     public const short InternedName = -3;
 
-    public short Known;      // a known name's position in FieldNames.KnownNames, or a negative FieldNames kind
+    public short Known;      // a known name's position among FieldNames' known names, or a negative FieldNames kind
     public short NameSlot;   // the slot of the cache of names that holds a name Kestrel has no constant for, or -1
 
     // The strings to put back. Name is also set on a line left to Kestrel, whose value it reuses; Value is null while

@@ -1,10 +1,10 @@
 using HeaderCache.Diagnostics;
-using HeaderCache.Hosting;
+using HeaderCache.Requests;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
 
-namespace HeaderCache.Requests;
+namespace HeaderCache.Hosting;
 
 /// <summary>Decorates the registered <see cref="IServer"/> (Kestrel) so that it runs the application through
 /// <see cref="HeaderCacheApplication{TContext}"/>. The inner server is owned by the container.</summary>
@@ -22,13 +22,25 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
 
     public Task StopAsync(CancellationToken cancellationToken) => inner.StopAsync(cancellationToken);
 
-    // Kestrel builds the connection middleware of every endpoint while it binds, so now it is known which bound
-    // addresses have HeaderCache's.
+    // Kestrel builds the connection middleware of every endpoint and binds every listener while it starts, so now it
+    // is known which bound addresses have HeaderCache: each one left without it is named with why, then the summary.
     private void ReportEndpoints()
     {
-        string[] covered = [.. runtime.Endpoints.Select(endpoint => endpoint.ToString()).OfType<string>().Distinct(StringComparer.OrdinalIgnoreCase)];
+        IReadOnlyList<string> covered = runtime.Endpoints;
+        ICollection<string> addresses = inner.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
+        string[] uncovered = [.. addresses.Where(address => !IsCovered(address, covered))];
+
+        // With only the request-level part registered, nothing is covered, and one error says so.
+        if (runtime.EveryEndpoint || covered.Count != 0)
+        {
+            foreach (string address in uncovered)
+            {
+                runtime.ReportNotCovered(address);
+            }
+        }
+
         bool enabled = runtime.CurrentOptions().Enabled;
-        if (covered.Length == 0)
+        if (covered.Count == 0)
         {
             if (enabled)
             {
@@ -47,8 +59,6 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
             Log.SwitchedOff(runtime.Logger, string.Join(", ", covered));
         }
 
-        ICollection<string> addresses = inner.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
-        string[] uncovered = [.. addresses.Where(address => !IsCovered(address, covered))];
         if (uncovered.Length != 0)
         {
             Log.EndpointsNotCovered(runtime.Logger, string.Join(", ", uncovered));
@@ -56,7 +66,7 @@ internal sealed class HeaderCacheServer(IServer inner, HeaderCacheRuntime runtim
     }
 
     // A bound address is shown as its endpoint is, except that "localhost" stands for the loopback endpoints it binds.
-    private static bool IsCovered(string address, string[] covered)
+    private static bool IsCovered(string address, IReadOnlyList<string> covered)
     {
         if (covered.Contains(address, StringComparer.OrdinalIgnoreCase))
         {

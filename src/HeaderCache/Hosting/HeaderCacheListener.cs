@@ -1,15 +1,14 @@
 using System.Net;
-using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Connection;
 using Microsoft.AspNetCore.Connections;
 
-namespace HeaderCache.Connection;
+namespace HeaderCache.Hosting;
 
 /// <summary>
 /// A listener of Kestrel's transport whose accepted connections come with HeaderCache's layer (an
 /// <see cref="AcceptedConnection"/>), or, when HeaderCache is not to read them, as the transport made them.
 /// </summary>
-internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCacheRuntime runtime, HeadLimits limits, bool kestrelReusesValues)
+internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCacheRuntime runtime, HeaderCacheEndpoint endpoint)
     : IConnectionListener
 {
     /// <inheritdoc />
@@ -29,21 +28,6 @@ internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCache
     public ValueTask DisposeAsync() => inner.DisposeAsync();
 
     // Decided once per connection, before Kestrel sees it: a connection HeaderCache does not read gets no wrapper at all.
-    private ConnectionContext Attach(ConnectionContext connection)
-    {
-        if (!runtime.RequestPartActive)
-        {
-            runtime.ReportRequestPartMissing();
-            return connection;
-        }
-
-        if (runtime.Admit(out HeaderCacheOptions options) is { } skipped)
-        {
-            connection.Features.Set<IHeaderStringCacheFeature>(skipped);
-            runtime.Metrics.ConnectionEnded(ConnectionOutcome.Skipped, skipped.InactiveReason);
-            return connection;
-        }
-
-        return new AcceptedConnection(connection, options, runtime, limits, kestrelReusesValues);
-    }
+    private ConnectionContext Attach(ConnectionContext connection) =>
+        runtime.Admit(connection.Features, out HeaderCacheOptions options) ? new AcceptedConnection(connection, endpoint, options) : connection;
 }

@@ -1,11 +1,10 @@
 using System.Net;
-using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Connection;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 
-namespace HeaderCache.Connection;
+namespace HeaderCache.Hosting;
 
 /// <summary>
 /// One of Kestrel's connection listener factories (the sockets transport's, or any other registered one), decorated so
@@ -50,9 +49,10 @@ internal class HeaderCacheListenerFactory : IConnectionListenerFactory
             return listener;
         }
 
+        // A listener is given an address only: the Protocols of the endpoint it binds are not known here.
         _runtime.OnListenerBound(listener.EndPoint);
-        KestrelServerOptions kestrel = _kestrel.Value;
-        return new HeaderCacheListener(listener, _runtime, HeadLimits.From(kestrel.Limits), !kestrel.DisableStringReuse);
+        var cached = new HeaderCacheEndpoint(listener.EndPoint, _kestrel.Value, CleartextHttp2.Unknown, _runtime.Metrics, _runtime.Logger);
+        return new HeaderCacheListener(listener, _runtime, cached);
     }
 
     private sealed class Selecting(IConnectionListenerFactory inner, HeaderCacheRuntime runtime, IOptions<KestrelServerOptions> kestrel)
