@@ -29,9 +29,9 @@ if (args.Length > 0 && args[0] == "connection-path-pairs")
     return;
 }
 
-if (args.Length is 3 or 4 && args[0] == "connection-lengths" && args[1] is "h1" or "h2")
+if (args.Length is >= 3 and <= 5 && args[0] == "connection-lengths" && args[1] is "h1" or "h2")
 {
-    ConnectionLengths.Run(args[1] == "h2", args[2], args.Length == 4 ? args[3] : "chrome", Console.Out);
+    ConnectionLengths.Run(args[1] == "h2", args[2], args.Length >= 4 ? args[3] : "chrome", args.Length == 5 && args[4] == "crumbs", Console.Out);
     return;
 }
 

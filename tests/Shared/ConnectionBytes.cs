@@ -28,11 +28,13 @@ internal static class ConnectionBytes
     /// <paramref name="length"/> requests of <paramref name="profile"/> (HTTP/2 requests encoded by
     /// <paramref name="encoder"/>'s rules; <paramref name="bare"/>: the request line and Host, or the pseudo-header
     /// fields, alone) are opened, used one request at a time and closed, one after another, the client included.
-    /// Connection c renders the profile from seed <paramref name="seed"/> + c.</summary>
-    public static double PerRequest(InMemoryKestrel server, TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int connections, int seed)
+    /// Connection c renders the profile from seed <paramref name="seed"/> + c. With <paramref name="shortCrumbs"/>, every
+    /// head's cookie is three short crumbs and an Authorization header is added (<see cref="ShortCrumbsAndToken"/>).</summary>
+    public static double PerRequest(
+        InMemoryKestrel server, TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int connections, int seed, bool shortCrumbs = false)
     {
         // Every request rendered (and on HTTP/2 encoded) before anything is counted.
-        byte[][][] requests = [.. Enumerable.Range(0, connections).Select(c => Render(profile, http2, encoder, bare, length, seed + c))];
+        byte[][][] requests = [.. Enumerable.Range(0, connections).Select(c => Render(profile, http2, encoder, bare, length, seed + c, shortCrumbs))];
         GC.Collect();
         GC.WaitForPendingFinalizers();
         long before = GC.GetTotalAllocatedBytes(precise: true);
@@ -78,24 +80,42 @@ internal static class ConnectionBytes
         await client.Input.CompleteAsync();
     }
 
-    private static byte[][] Render(TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int seed)
+    /// <summary>The cookie and token <c>shortCrumbs</c> puts in every head: a cookie of crumbs of 24, 10 and 6 bytes (a
+    /// session id, a language, an experiment), which nghttp2's encoder sends as never-indexed literals, and a short
+    /// bearer token, which it always does.</summary>
+    public const string ShortCrumbsAndToken = "Cookie: sid=0123456789abcdefghij; lang=en-US; ab=1-2\r\nAuthorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl";
+
+    private static byte[][] Render(TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int seed, bool shortCrumbs)
     {
         TrafficProfile.Connection connection = profile.Connect(seed);
+        string Head(int i)
+        {
+            string head = connection.RenderText(i);
+            if (!shortCrumbs || bare)
+            {
+                return head;
+            }
+
+            // The profile's own cookie line goes; the crumbs and the token come before the empty line.
+            string[] lines = [.. head.Split("\r\n").Where(line => !line.StartsWith("Cookie:", StringComparison.OrdinalIgnoreCase))];
+            return string.Join("\r\n", lines[..^2]) + "\r\n" + ShortCrumbsAndToken + "\r\n\r\n";
+        }
+
         if (!http2)
         {
-            return [.. Enumerable.Range(0, length).Select(i => bare ? BareHead(connection.RenderText(i)) : connection.Render(i))];
+            return [.. Enumerable.Range(0, length).Select(i => Encoding.ASCII.GetBytes(bare ? BareHead(Head(i)) : Head(i)))];
         }
 
         var hpack = new HpackEncoder();
-        return [.. Enumerable.Range(0, length).Select(i => HeadersFrame(hpack, Http2Request.Fields(connection.RenderText(i), bare), encoder))];
+        return [.. Enumerable.Range(0, length).Select(i => HeadersFrame(hpack, Http2Request.Fields(Head(i), bare), encoder))];
     }
 
     // The request line and Host alone.
-    private static byte[] BareHead(string head)
+    private static string BareHead(string head)
     {
         string[] lines = head.Split("\r\n");
         string host = lines.First(line => line.StartsWith("Host:", StringComparison.OrdinalIgnoreCase));
-        return Encoding.ASCII.GetBytes($"{lines[0]}\r\n{host}\r\n\r\n");
+        return $"{lines[0]}\r\n{host}\r\n\r\n";
     }
 
     private static byte[] HeadersFrame(HpackEncoder hpack, List<(string Name, string Value)> fields, HpackEncoding encoder)

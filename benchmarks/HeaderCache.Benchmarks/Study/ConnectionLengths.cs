@@ -14,18 +14,18 @@ namespace HeaderCache.Benchmarks.Study;
 /// </summary>
 internal static class ConnectionLengths
 {
-    public const string Command = "dotnet benchmarks/HeaderCache.Benchmarks/bin/Release/net10.0/HeaderCache.Benchmarks.dll connection-lengths <h1|h2> <profile> [chrome|nghttp2|httpclient]";
+    public const string Command = "dotnet benchmarks/HeaderCache.Benchmarks/bin/Release/net10.0/HeaderCache.Benchmarks.dll connection-lengths <h1|h2> <profile> [chrome|nghttp2|httpclient] [crumbs]";
 
     // Requests per row: enough connections of each length that every row counts the same number of requests.
     private const int RequestsPerRow = 3072;
 
     private static readonly int[] Lengths = [1, 6, 48, 384];
 
-    public static void Run(bool http2, string profileName, string encoder, TextWriter output)
+    public static void Run(bool http2, string profileName, string encoder, bool shortCrumbs, TextWriter output)
     {
         TrafficProfile profile = TrafficProfile.Load(profileName);
         HpackEncoding policy = Enum.Parse<HpackEncoding>(encoder, ignoreCase: true);
-        output.WriteLine(Invariant($"{(http2 ? $"h2c, {encoder}'s HPACK" : "HTTP/1.1")}, profile {profileName}: bytes allocated per request, {RequestsPerRow} requests per row, in process, .NET {Environment.Version}, server GC {System.Runtime.GCSettings.IsServerGC}."));
+        output.WriteLine(Invariant($"{(http2 ? $"h2c, {encoder}'s HPACK" : "HTTP/1.1")}, profile {profileName}{(shortCrumbs ? " with short cookie crumbs and a token" : "")}: bytes allocated per request, {RequestsPerRow} requests per row, in process, .NET {Environment.Version}, server GC {System.Runtime.GCSettings.IsServerGC}."));
         output.WriteLine(Invariant($"Command: `{Command}`"));
         output.WriteLine();
         output.WriteLine("| requests per connection | Kestrel alone | HeaderCache | ratio | bare: alone / HeaderCache | header-driven bytes removed |");
@@ -42,7 +42,7 @@ internal static class ConnectionLengths
                 // Warm-up: every length once, so that the JIT's tiering is over before anything is counted.
                 foreach (int length in Lengths)
                 {
-                    ConnectionBytes.PerRequest(servers[(headerCache, bare)], profile, http2, policy, bare, length, connections: Math.Max(4, 768 / length), seed: 1_000_000);
+                    ConnectionBytes.PerRequest(servers[(headerCache, bare)], profile, http2, policy, bare, length, connections: Math.Max(4, 768 / length), seed: 1_000_000, shortCrumbs);
                 }
             }
         }
@@ -55,7 +55,7 @@ internal static class ConnectionLengths
             {
                 foreach (bool headerCache in (bool[])[false, true])
                 {
-                    bytes[(headerCache, bare)] = ConnectionBytes.PerRequest(servers[(headerCache, bare)], profile, http2, policy, bare, length, connections, seed: 0);
+                    bytes[(headerCache, bare)] = ConnectionBytes.PerRequest(servers[(headerCache, bare)], profile, http2, policy, bare, length, connections, seed: 0, shortCrumbs);
                 }
             }
 
