@@ -1,6 +1,6 @@
 using System.IO.Pipelines;
 using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 
@@ -17,13 +17,13 @@ internal sealed class AcceptedConnection : ForwardingConnectionContext
 {
     private readonly HeaderCacheOptions _options;
     private readonly HeaderCacheRuntime _runtime;
-    private readonly HeadLimits _limits;
+    private readonly KestrelLimits _limits;
     private readonly bool _kestrelReusesValues;
     private HeaderCacheConnection? _connection;
     private IDuplexPipe? _transport;
 
     /// <summary>Wraps <paramref name="inner"/>, which HeaderCache reads with <paramref name="options"/>.</summary>
-    public AcceptedConnection(ConnectionContext inner, HeaderCacheOptions options, HeaderCacheRuntime runtime, HeadLimits limits, bool kestrelReusesValues)
+    public AcceptedConnection(ConnectionContext inner, HeaderCacheOptions options, HeaderCacheRuntime runtime, KestrelLimits limits, bool kestrelReusesValues)
         : base(inner)
     {
         _options = options;

@@ -5,6 +5,7 @@ using HeaderCache.Hosting;
 using HeaderCache.Http1;
 using HeaderCache.Http2;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
@@ -19,7 +20,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
     private readonly FieldResolver _resolver;
-    private readonly HeadLimits _limits;
+    private readonly KestrelLimits _limits;
     private readonly HeaderCacheRuntime _runtime;
     private readonly string _connectionId;
     private CompactingPipeReader? _reader;
@@ -28,7 +29,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     private Http2FrameReader? _http2;
     private HeaderBlockRewriter? _rewriter;
 
-    public HeaderCacheConnection(HeaderCacheOptions options, HeadLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime, string connectionId)
+    public HeaderCacheConnection(HeaderCacheOptions options, KestrelLimits limits, bool kestrelReusesValues, HeaderCacheRuntime runtime, string connectionId)
     {
         _runtime = runtime;
         _limits = limits;
@@ -89,7 +90,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         var decoder = new HpackBlockDecoder(new HpackDynamicTable(_limits.HeaderTableSize), _limits.MaxRequestHeaderFieldSize);
         var streams = new Http2StreamHandoff(2 * _limits.MaxStreamsPerConnection, _limits.MaxStreamsPerConnection);
         _rewriter = new HeaderBlockRewriter(decoder, _resolver, streams, _limits);
-        _http2 = new Http2FrameReader(input, _rewriter, decoder, _limits.MaxFrameSize) { PassThroughStarted = OnPassThrough };
+        _http2 = new Http2FrameReader(input, _rewriter, decoder, _limits.MaxFrameSize) { Stopped = OnHttp2Stopped };
         RequestHeaders.Streams = streams;
 
         // The connection reads no HTTP/1.1 head from here: only the cache stays of that side.
@@ -172,6 +173,12 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         {
             Log.PassThrough(_runtime.Logger, _connectionId, reason);
         }
+    }
+
+    private void OnHttp2Stopped(Http2StopCause cause)
+    {
+        OnPassThrough(PassThroughReason.Http2Stopped);
+        Log.Http2Stopped(_runtime.Logger, _connectionId, cause);
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe

@@ -1,6 +1,6 @@
 using HeaderCache.Diagnostics;
 using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -19,7 +19,7 @@ internal sealed class HeaderCacheConnectionMiddleware
     private readonly ConnectionDelegate _next;
     private readonly ListenOptions _listenOptions;
     private readonly HeaderCacheRuntime? _runtime;
-    private readonly HeadLimits _limits;
+    private readonly KestrelLimits _limits;
     private readonly Registration _registration;
     private readonly int _index;
 
@@ -30,7 +30,7 @@ internal sealed class HeaderCacheConnectionMiddleware
         _listenOptions = listenOptions;
         _registration = registration;
         _index = index;
-        _limits = HeadLimits.From(listenOptions.KestrelServerOptions.Limits);
+        _limits = KestrelLimits.From(listenOptions.KestrelServerOptions.Limits);
         _runtime = listenOptions.ApplicationServices.GetService<HeaderCacheRuntime>();
         if (_runtime is null)
         {

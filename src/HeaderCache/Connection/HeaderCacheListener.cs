@@ -1,6 +1,6 @@
 using System.Net;
 using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Connections;
 
 namespace HeaderCache.Connection;
@@ -9,7 +9,7 @@ namespace HeaderCache.Connection;
 /// A listener of Kestrel's transport whose accepted connections come with HeaderCache's layer (an
 /// <see cref="AcceptedConnection"/>), or, when HeaderCache is not to read them, as the transport made them.
 /// </summary>
-internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCacheRuntime runtime, HeadLimits limits, bool kestrelReusesValues)
+internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCacheRuntime runtime, KestrelLimits limits, bool kestrelReusesValues)
     : IConnectionListener
 {
     /// <inheritdoc />

@@ -1,6 +1,6 @@
 using System.Net;
 using HeaderCache.Hosting;
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
@@ -52,7 +52,7 @@ internal class HeaderCacheListenerFactory : IConnectionListenerFactory
 
         _runtime.OnListenerBound(listener.EndPoint);
         KestrelServerOptions kestrel = _kestrel.Value;
-        return new HeaderCacheListener(listener, _runtime, HeadLimits.From(kestrel.Limits), !kestrel.DisableStringReuse);
+        return new HeaderCacheListener(listener, _runtime, KestrelLimits.From(kestrel.Limits), !kestrel.DisableStringReuse);
     }
 
     private sealed class Selecting(IConnectionListenerFactory inner, HeaderCacheRuntime runtime, IOptions<KestrelServerOptions> kestrel)

@@ -46,4 +46,7 @@ internal static partial class Log
 
     [LoggerMessage(14, LogLevel.Warning, "HeaderCache was tested with Kestrel {Tested} and this process runs Kestrel {Running}: HeaderCache:AllowUntestedKestrelVersion is true, so new connections get the cache on a parser nobody compared it with.")]
     public static partial void UntestedKestrelAllowed(ILogger logger, string running, string tested);
+
+    [LoggerMessage(15, LogLevel.Debug, "Connection {ConnectionId}: the HTTP/2 reader stopped following the connection ({Cause}).")]
+    public static partial void Http2Stopped(ILogger logger, string connectionId, Http2StopCause cause);
 }

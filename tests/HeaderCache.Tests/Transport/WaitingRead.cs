@@ -1,6 +1,6 @@
 using System.IO.Pipelines;
 
-namespace HeaderCache.Tests.Pipes;
+namespace HeaderCache.Tests.Transport;
 
 /// <summary>A transport's reader scheduler that runs each continuation at once, on the thread that resumed the reader
 /// (the writer's flush), and counts them.</summary>
