@@ -38,6 +38,24 @@ public sealed class CompactingPipeReaderTests
     }
 
     [Fact]
+    public async Task After_Complete_a_read_fails_as_the_transports_own_does_even_while_a_compacted_section_is_shown()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync(Head);
+        ReadResult head = await fixture.Reader.ReadAsync();
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        fixture.Reader.Complete();
+
+        var alone = new Pipe();
+        alone.Reader.Complete();
+        Exception expected = Assert.ThrowsAny<Exception>(() => alone.Reader.TryRead(out _));
+        Exception read = Assert.ThrowsAny<Exception>(() => fixture.Reader.TryRead(out _));
+        Exception readAsync = Assert.ThrowsAny<Exception>(() => fixture.Reader.ReadAsync().AsTask().GetAwaiter().GetResult());
+        Assert.Equal((expected.GetType(), expected.Message), (read.GetType(), read.Message));
+        Assert.Equal((expected.GetType(), expected.Message), (readAsync.GetType(), readAsync.Message));
+    }
+
+    [Fact]
     public async Task Request_line_is_forwarded_before_the_head_is_complete()
     {
         using var fixture = new Fixture();
