@@ -23,6 +23,7 @@ internal sealed partial class Http2FrameReader : TransportReader
     private readonly HpackBlockDecoder _decoder;
     private readonly int _maxFrameSize;
 
+    // The walk (Http2FrameReader.Frames.cs) moves these forward; what Kestrel takes (below) moves them back.
     private State _state;
     private long _decided;              // bytes at the front of Buffer Kestrel may see as they are
     private bool _readBroughtNothing;   // the last wait ended in a cancellation alone, and the next continues it
@@ -51,9 +52,6 @@ internal sealed partial class Http2FrameReader : TransportReader
 
     /// <summary>Why the reader stopped, or <see cref="PassThroughReason.None"/>.</summary>
     public PassThroughReason PassThroughReason { get; private set; }
-
-    /// <summary>What made the reader stop, or <see cref="Http2StopCause.None"/>.</summary>
-    public Http2StopCause StopCause { get; private set; }
 
     /// <summary>Whether a frame followed the preface: on a cleartext endpoint where Kestrel runs HTTP/1.1, the preface
     /// alone gets Kestrel's GOAWAY (HTTP_1_1_REQUIRED) and the connection ends, as it would without the reader.</summary>
@@ -142,7 +140,7 @@ internal sealed partial class Http2FrameReader : TransportReader
     {
         _state = State.Stopped;
         EndWaits();
-        (PassThroughReason, StopCause) = (PassThroughReason.Http2Stopped, cause);
+        PassThroughReason = PassThroughReason.Http2Stopped;
         Release();
         Stopped?.Invoke(cause);
     }
