@@ -1,10 +1,14 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using System.Linq.Expressions;
+using System.Reflection;
 using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache.Testing;
 
@@ -19,12 +23,16 @@ internal sealed class ReaderDriver : IDisposable
     private readonly ArrayBufferWriter<byte> _seen = new();
     private readonly bool _recordSeen;
 
+    // Whether the reader's last view is the start of a request (leading CR/LF and the request line so far): its stage,
+    // which only a test looks at from outside; compiled once, so that reading it allocates nothing.
+    private static readonly Func<CompactingPipeReader, bool> ShowsRequestLine = CompileShowsRequestLine();
+
     /// <param name="recordSeen">Whether <see cref="Seen"/> keeps what the reader showed; studies of what a connection
     /// keeps alive turn it off, as that record is the driver's, not the connection's.</param>
     /// <param name="cache">The connection's cache of values, when a test sets its size or seed.</param>
     /// <param name="recallLines">Whether the compactor has a memo of lines (the product's does).</param>
     public ReaderDriver(
-        HeaderStringCache? cache = null, HeadLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, bool recallLines = true)
+        HeaderStringCache? cache = null, KestrelLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, bool recallLines = true)
     {
         _recordSeen = recordSeen;
         FieldResolver fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, excluded);
@@ -35,8 +43,8 @@ internal sealed class ReaderDriver : IDisposable
 
         Fields = fields;
         Memo = recallLines ? new LineMemo() : null;
-        Compactor = new HeadCompactor(fields, Queue, limits ?? HeadLimits.Default, leaveReusedValues: true, Memo);
-        Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? HeadLimits.Default);
+        Compactor = new HeadCompactor(fields, Queue, limits ?? KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, Memo);
+        Reader = new CompactingPipeReader(_transport.Reader, Compactor, limits ?? KestrelLimits.From(new KestrelServerLimits()));
     }
 
     /// <summary>The compactor's field resolver, with its caches.</summary>
@@ -86,6 +94,15 @@ internal sealed class ReaderDriver : IDisposable
 
     public void Dispose() => Reader.Complete();
 
+    private static Func<CompactingPipeReader, bool> CompileShowsRequestLine()
+    {
+        FieldInfo stage = typeof(CompactingPipeReader).GetField("_stage", BindingFlags.NonPublic | BindingFlags.Instance)!;
+        ParameterExpression reader = Expression.Parameter(typeof(CompactingPipeReader));
+        BinaryExpression isRequestLine = Expression.Equal(
+            Expression.Field(reader, stage), Expression.Constant(Enum.Parse(stage.FieldType, "RequestLine"), stage.FieldType));
+        return Expression.Lambda<Func<CompactingPipeReader, bool>>(isRequestLine, reader).Compile();
+    }
+
     // Takes what Kestrel takes: all of a view, but of a request line only whole lines (and leading CR/LF).
     private void Drain()
     {
@@ -93,7 +110,7 @@ internal sealed class ReaderDriver : IDisposable
         {
             ReadOnlySequence<byte> buffer = result.Buffer;
             ReadOnlySequence<byte> taken = buffer;
-            if (Reader.ShowsRequestLine && buffer.PositionOf((byte)'\n') is null)
+            if (ShowsRequestLine(Reader) && buffer.PositionOf((byte)'\n') is null)
             {
                 var reader = new SequenceReader<byte>(buffer);
                 reader.AdvancePastAny((byte)'\r', (byte)'\n');

@@ -7,6 +7,7 @@ using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Traffic;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http;
 using static System.FormattableString;
 

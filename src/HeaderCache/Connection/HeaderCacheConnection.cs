@@ -2,6 +2,7 @@ using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
@@ -122,7 +123,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
     {
         _http1?.Trim();
-        var http2 = new Http2Part(input, _resolver, _endpoint.Limits, kestrelSpeaksHttp2, OnPassThrough);
+        var http2 = new Http2Part(input, _resolver, _endpoint.Limits, kestrelSpeaksHttp2, OnHttp2Stopped);
         _part = http2;
         Requests.Part = http2.Headers;
         return http2.Reader;
@@ -155,6 +156,12 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         {
             Log.PassThrough(_endpoint.Logger, _connectionId, reason);
         }
+    }
+
+    private void OnHttp2Stopped(Http2StopCause cause)
+    {
+        OnPassThrough(PassThroughReason.Http2Stopped);
+        Log.Http2Stopped(_endpoint.Logger, _connectionId, cause);
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe

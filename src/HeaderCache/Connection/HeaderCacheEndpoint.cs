@@ -1,5 +1,5 @@
 using HeaderCache.Diagnostics;
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -17,7 +17,7 @@ internal sealed class HeaderCacheEndpoint(object name, KestrelServerOptions kest
     private int _h2cRefusedLogged;
 
     /// <summary>Kestrel's limits, as the readers check them.</summary>
-    public HeadLimits Limits { get; } = HeadLimits.From(kestrel.Limits);
+    public KestrelLimits Limits { get; } = KestrelLimits.From(kestrel.Limits);
 
     /// <summary>Whether Kestrel hands back its previous string for a known header's repeated value
     /// (<c>DisableStringReuse</c> off).</summary>

@@ -3,6 +3,7 @@ using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 
 namespace HeaderCache.Connection;
 
@@ -12,10 +13,10 @@ internal sealed class Http1Part : ProtocolPart
 {
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
-    private readonly HeadLimits _limits;
+    private readonly KestrelLimits _limits;
     private CompactingPipeReader? _reader;
 
-    public Http1Part(FieldResolver resolver, HeadLimits limits, bool kestrelReusesValues)
+    public Http1Part(FieldResolver resolver, KestrelLimits limits, bool kestrelReusesValues)
     {
         _limits = limits;
         _compactor = new HeadCompactor(resolver, _queue, limits, kestrelReusesValues, new LineMemo());

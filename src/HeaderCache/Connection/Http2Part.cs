@@ -1,9 +1,9 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
-using HeaderCache.Http1;
 using HeaderCache.Http2;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 
 namespace HeaderCache.Connection;
 
@@ -21,14 +21,14 @@ internal sealed class Http2Part : ProtocolPart
     /// <summary>The part of a connection whose <paramref name="input"/> starts with the preface. When
     /// <paramref name="kestrelSpeaksHttp2"/> is false, whether Kestrel read it as HTTP/2 is known only from the requests
     /// it creates (<see cref="Http2RequestHeaders.SawRequest"/>).</summary>
-    public Http2Part(PipeReader input, FieldResolver resolver, HeadLimits limits, bool kestrelSpeaksHttp2, Action<PassThroughReason> passThroughStarted)
+    public Http2Part(PipeReader input, FieldResolver resolver, KestrelLimits limits, bool kestrelSpeaksHttp2, Action<Http2StopCause> stopped)
     {
         _resolver = resolver;
         _kestrelSpeaksHttp2 = kestrelSpeaksHttp2;
         var decoder = new HpackBlockDecoder(new HpackDynamicTable(limits.HeaderTableSize), limits.MaxRequestHeaderFieldSize);
         _streams = new Http2StreamHandoff(2 * limits.MaxStreamsPerConnection, limits.MaxStreamsPerConnection);
         _rewriter = new HeaderBlockRewriter(decoder, resolver, _streams, limits);
-        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { PassThroughStarted = passThroughStarted };
+        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Stopped = stopped };
         Headers = new Http2RequestHeaders(_streams);
     }
 

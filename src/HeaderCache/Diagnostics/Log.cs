@@ -49,4 +49,7 @@ internal static partial class Log
 
     [LoggerMessage(15, LogLevel.Information, "A client sent the HTTP/2 prior-knowledge preface (h2c) to {Endpoint}, and Kestrel did not serve it as HTTP/2: Kestrel serves h2c only on an endpoint whose Protocols is Http2, and elsewhere answers the preface as HTTP/1.1 (a GOAWAY with HTTP_1_1_REQUIRED). HeaderCache leaves such connections to Kestrel and counts them passed_through with reason http2. Said once per endpoint.")]
     public static partial void H2cNotServed(ILogger logger, string endpoint);
+
+    [LoggerMessage(16, LogLevel.Debug, "Connection {ConnectionId}: the HTTP/2 reader stopped following the connection ({Cause}).")]
+    public static partial void Http2Stopped(ILogger logger, string connectionId, Http2StopCause cause);
 }

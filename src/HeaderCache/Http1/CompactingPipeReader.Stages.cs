@@ -18,28 +18,21 @@ internal sealed partial class CompactingPipeReader
     private int SectionScanLength => _limits.MaxSectionLength + 1;
 
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
-    private bool TryPresent(in ReadResult input, out ReadResult result)
+    protected override bool TryPresent(in ReadResult input, out ReadResult result)
     {
-        if (_stage == Stage.PassThrough)
-        {
-            // A read of the HTTP/2 reader, begun in the loop that read the preface: its result is Kestrel's as it is.
-            result = input;
-            return true;
-        }
-
-        _buffer = input.Buffer;
-        _completed = input.IsCompleted;
-        bool canceled = input.IsCanceled && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
-        if (input.IsCanceled && !canceled && _buffer.IsEmpty && !_completed)
+        Buffer = input.Buffer;
+        _inputEnded = input.IsCompleted;
+        bool canceled = KestrelCanceled(input);
+        if (input.IsCanceled && !canceled && Buffer.IsEmpty && !_inputEnded)
         {
             // A cancellation Kestrel has already seen, and no new bytes: wait on.
-            _input.AdvanceTo(_buffer.Start, _buffer.End);
-            _buffer = default;
+            Input.AdvanceTo(Buffer.Start, Buffer.End);
+            Buffer = default;
             result = default;
             return false;
         }
 
-        if (_completed)
+        if (_inputEnded)
         {
             // The client is done sending: Kestrel sees what is left as it is, with the end.
             result = PassThrough(PassThroughReason.None, canceled);
@@ -54,9 +47,9 @@ internal sealed partial class CompactingPipeReader
                 {
                     // Nothing is shown: the HTTP/2 reader reads the same bytes, preface first, from the transport. Only a
                     // preface at the connection's first byte is HTTP/2's; after anything else Kestrel answers HTTP/1.1.
-                    _input.AdvanceTo(_buffer.Start);
-                    _input = http2(_input);
-                    _buffer = default;
+                    Input.AdvanceTo(Buffer.Start);
+                    Input = http2(Input);
+                    Buffer = default;
                     result = default;
                     return false;
                 }
@@ -65,7 +58,7 @@ internal sealed partial class CompactingPipeReader
                 return true;
 
             case Stage.Body:
-                result = View(Math.Min(_bodyRemaining, _buffer.Length), canceled);
+                result = View(Math.Min(_bodyRemaining, Buffer.Length), canceled);
                 return true;
 
             case Stage.Section:
@@ -79,14 +72,14 @@ internal sealed partial class CompactingPipeReader
 
     private bool TryPresentSection(bool canceled, out ReadResult result)
     {
-        ReadOnlySpan<byte> section = _contiguous.First(_buffer, SectionScanLength);
+        ReadOnlySpan<byte> section = _contiguous.First(Buffer, SectionScanLength);
         if (TryPresentHead(section, 0, canceled, out result))
         {
             return true;
         }
 
-        _input.AdvanceTo(_buffer.Start, _buffer.End);
-        _buffer = default;
+        Input.AdvanceTo(Buffer.Start, Buffer.End);
+        Buffer = default;
         return false;
     }
 
@@ -94,12 +87,12 @@ internal sealed partial class CompactingPipeReader
     // one piece, as it would alone; else it gets the line, and the section follows once complete.
     private ReadResult PresentRequest(bool canceled)
     {
-        ReadOnlySpan<byte> first = _buffer.FirstSpan;
+        ReadOnlySpan<byte> first = Buffer.FirstSpan;
         _compactor.Begin();
         if (first.Length > _lineEnd)
         {
             ReadOnlySpan<byte> section = first[(int)_lineEnd..];
-            if (section.Length >= SectionScanLength || first.Length == _buffer.Length)
+            if (section.Length >= SectionScanLength || first.Length == Buffer.Length)
             {
                 if (TryPresentHead(section[..Math.Min(section.Length, SectionScanLength)], (int)_lineEnd, canceled, out ReadResult head))
                 {
@@ -145,18 +138,17 @@ internal sealed partial class CompactingPipeReader
 
         _headsWithNothingTaken = 0;
         int length = prefix + _compactor.CompactedLength;
-        if (_section.Length < length)
+        if (Held.Length < length)
         {
-            ContiguousBytes.Return(ref _section);
-            _section = ArrayPool<byte>.Shared.Rent(Math.Max(1024, length));
+            ContiguousBytes.Return(ref Held);
+            Held = ArrayPool<byte>.Shared.Rent(Math.Max(1024, length));
         }
 
-        _buffer.FirstSpan[..prefix].CopyTo(_section);
-        _compactor.Compact(section, _section.AsSpan(prefix));
-        _headStart = 0;
-        _headLength = length;
+        Buffer.FirstSpan[..prefix].CopyTo(Held);
+        _compactor.Compact(section, Held.AsSpan(prefix));
+        Hold(length, _sectionLength);
         _stage = Stage.CompactedSection;
-        result = CompactedView(canceled);
+        result = HeldView(canceled);
         return true;
     }
 
@@ -165,18 +157,18 @@ internal sealed partial class CompactingPipeReader
     private long RequestLineView()
     {
         _lineEnd = 0;
-        ReadOnlySpan<byte> data = _contiguous.First(_buffer, MaxRequestLineScan, fromScratch: true);
+        ReadOnlySpan<byte> data = _contiguous.First(Buffer, MaxRequestLineScan, fromScratch: true);
         int start = data.IndexOfAnyExcept(CR, LF);
         if (start < 0)
         {
             _sawFirstByte |= !data.IsEmpty;
-            return _buffer.Length;
+            return Buffer.Length;
         }
 
         if (!_sawFirstByte && data[start] == TlsHandshake)
         {
             EnterPassThrough(PassThroughReason.Tls);
-            return _buffer.Length;
+            return Buffer.Length;
         }
 
         _prefaceMayStart = !_sawFirstByte && start == 0;
@@ -189,7 +181,7 @@ internal sealed partial class CompactingPipeReader
                 EnterPassThrough(PassThroughReason.OverLimit);
             }
 
-            return _buffer.Length;
+            return Buffer.Length;
         }
 
         int end = start + lf + 1;
@@ -199,14 +191,14 @@ internal sealed partial class CompactingPipeReader
         if (reason != PassThroughReason.None)
         {
             EnterPassThrough(reason);
-            return _buffer.Length;
+            return Buffer.Length;
         }
 
         _lineEnd = end;
         return end;
     }
 
-    private void OnTaken(long taken)
+    protected override void Taken(long taken)
     {
         switch (_stage)
         {
@@ -238,7 +230,7 @@ internal sealed partial class CompactingPipeReader
     private void AfterHead()
     {
         // An idle keep-alive connection keeps no buffer: the next head rents again.
-        ContiguousBytes.Return(ref _section);
+        ContiguousBytes.Return(ref Held);
         _contiguous.Return();
         if (_compactor.Upgrade || _headsWithNothingTaken == HeadsWithNothingToTake)
         {
@@ -258,24 +250,18 @@ internal sealed partial class CompactingPipeReader
         }
     }
 
-    private ReadResult View(long length, bool canceled)
-    {
-        _viewLength = length;
-        return new ReadResult(_buffer.Slice(0, length), canceled, isCompleted: false);
-    }
-
     private ReadResult PassThrough(PassThroughReason reason, bool canceled)
     {
         EnterPassThrough(reason);
-        return new ReadResult(_buffer, canceled, _completed);
+        return new ReadResult(Buffer, canceled, _inputEnded);
     }
 
     private void EnterPassThrough(PassThroughReason reason)
     {
         _stage = Stage.PassThrough;
-        _handoff = null;   // no read waits through this reader from here
+        EndWaits();
         _compactor.Dispose();
-        ContiguousBytes.Return(ref _section);
+        ContiguousBytes.Return(ref Held);
         _contiguous.Return();
         if (reason != PassThroughReason.None)
         {

@@ -4,6 +4,7 @@ using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 using static HeaderCache.Caching.HttpBytes;
 
 namespace HeaderCache.Http1;
@@ -20,11 +21,11 @@ namespace HeaderCache.Http1;
 /// names back from the request-level part, in the order they were sent. A line the connection sent before is served
 /// from the <see cref="LineMemo"/> (HeadCompactor.Recall.cs), with the same outcome as the long way
 /// here.</para></remarks>
-internal sealed partial class HeadCompactor : IDisposable, IdleTrim.ITarget
+internal sealed partial class HeadCompactor : IDisposable
 {
     private readonly FieldResolver _fields;
     private readonly HeaderInjectionQueue _queue;
-    private readonly HeadLimits _limits;
+    private readonly KestrelLimits _limits;
     private readonly bool _leaveReusedValues;
     private readonly LineMemo? _memo;
 
@@ -39,7 +40,7 @@ internal sealed partial class HeadCompactor : IDisposable, IdleTrim.ITarget
     /// <c>DisableStringReuse</c> off) a known value that repeats the previous request's is left to Kestrel, which reuses
     /// its string. Without a <paramref name="memo"/> every line goes the long way, which the memo must not be told
     /// apart from.</summary>
-    public HeadCompactor(FieldResolver fields, HeaderInjectionQueue queue, HeadLimits limits, bool leaveReusedValues, LineMemo? memo)
+    public HeadCompactor(FieldResolver fields, HeaderInjectionQueue queue, KestrelLimits limits, bool leaveReusedValues, LineMemo? memo)
     {
         _fields = fields;
         _queue = queue;

@@ -1,7 +1,7 @@
 using HeaderCache.Caching;
 using HeaderCache.Fields;
-using HeaderCache.Http1;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
 
 namespace HeaderCache.Http2;
 
@@ -21,9 +21,8 @@ namespace HeaderCache.Http2;
 /// <para>A field taken never costs a string Kestrel alone would not make: a literal of a known name whose value would get
 /// a new string every time stays, with its name's other fields, for Kestrel to hand back its previous string when the
 /// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para></remarks>
-internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, HeadLimits limits)
+internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, KestrelLimits limits)
 {
-    private const int FrameHeaderLength = 9;
     private const int PseudoAuthority = 1, PseudoMethod = 2, PseudoPath = 4, PseudoScheme = 8, PseudoProtocol = 16;
 
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
@@ -364,7 +363,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         block[copied..].CopyTo(target[written..]);
         written += block.Length - copied;
-        int payload = written - FrameHeaderLength;
+        int payload = written - Http2Frame.HeaderLength;
         target[0] = (byte)(payload >> 16);
         target[1] = (byte)(payload >> 8);
         target[2] = (byte)payload;

@@ -45,7 +45,54 @@ internal struct HpackField
 /// stricter decoder only stops the rewriting sooner).</summary>
 internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLength)
 {
-    // Kestrel's decoder accepts a string of up to its initial buffer (4096 octets) whatever its configured limit.
+    // Each representation is told by the high bits of its first octet; the rest of that octet begins an integer of the
+    // prefix length given (RFC 7541 section 5.1). The diagrams are those of RFC 7541 section 6.
+
+    // 6.1 Indexed Header Field:
+    //   0   1   2   3   4   5   6   7
+    // +---+---+---+---+---+---+---+---+
+    // | 1 |        Index (7+)         |
+    // +---+---------------------------+
+    private const byte IndexedMask = 0x80, Indexed = 0x80;
+    private const int IndexedPrefix = 7;
+
+    // 6.2.1 Literal Header Field with Incremental Indexing (Index 0: a new name, as a string, follows):
+    //   0   1   2   3   4   5   6   7
+    // +---+---+---+---+---+---+---+---+
+    // | 0 | 1 |      Index (6+)       |
+    // +---+---+-----------------------+
+    private const byte IncrementalIndexingMask = 0xC0, IncrementalIndexing = 0x40;
+    private const int IncrementalIndexingPrefix = 6;
+
+    // 6.3 Dynamic Table Size Update:
+    //   0   1   2   3   4   5   6   7
+    // +---+---+---+---+---+---+---+---+
+    // | 0 | 0 | 1 |   Max size (5+)   |
+    // +---+---------------------------+
+    private const byte SizeUpdateMask = 0xE0, SizeUpdate = 0x20;
+    private const int SizeUpdatePrefix = 5;
+
+    // 6.2.3 Literal Header Field Never Indexed; 6.2.2 Literal Header Field without Indexing is the same with 0000 in the
+    // high bits (what no other pattern matches):
+    //   0   1   2   3   4   5   6   7
+    // +---+---+---+---+---+---+---+---+
+    // | 0 | 0 | 0 | 1 |  Index (4+)   |
+    // +---+---+-----------------------+
+    private const byte NeverIndexedMask = 0xF0, NeverIndexed = 0x10;
+    private const int LiteralPrefix = 4;
+
+    // 5.2 String Literal: H, whether the octets are Huffman-coded, then their length.
+    //   0   1   2   3   4   5   6   7
+    // +---+---+---+---+---+---+---+---+
+    // | H |    String Length (7+)     |
+    // +---+---------------------------+
+    private const byte HuffmanFlag = 0x80;
+    private const int StringLengthPrefix = 7;
+
+    // 5.1 Integer: after the prefix, octets of 7 value bits each, the high bit set on every octet but the last.
+    private const byte ContinuationFlag = 0x80, ValueBits = 0x7F;
+
+    // Kestrel's decoder accepts a string of up to its initial buffer whatever its configured limit.
     private const int DecoderBuffer = 4096;
 
     private readonly int _maxStringLength = Math.Max(DecoderBuffer, maxStringLength);
@@ -53,8 +100,6 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     private byte[] _scratch = [];
     private int _scratchLength;
     private int _count;
-
-    public HpackDynamicTable Table => table;
 
     /// <summary>The fields of the block decoded last.</summary>
     public ReadOnlySpan<HpackField> Fields => _fields.AsSpan(0, _count);
@@ -69,10 +114,10 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         while (at < block.Length)
         {
             byte first = block[at];
-            if ((first & 0xE0) == 0x20)
+            if ((first & SizeUpdateMask) == SizeUpdate)
             {
                 // A size update is allowed only before the block's first field.
-                if (_count != 0 || !TryReadInteger(block, ref at, 5, out int size) || !table.Resize(size))
+                if (_count != 0 || !TryReadInteger(block, ref at, SizeUpdatePrefix, out int size) || !table.Resize(size))
                 {
                     return false;
                 }
@@ -88,7 +133,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
             ref HpackField field = ref _fields[_count];
             field = default;
             field.Start = at;
-            if (!((first & 0x80) != 0 ? TryReadIndexed(block, ref at, ref field) : TryReadLiteral(block, ref at, ref field)))
+            if (!((first & IndexedMask) == Indexed ? TryReadIndexed(block, ref at, ref field) : TryReadLiteral(block, ref at, ref field)))
             {
                 return false;
             }
@@ -137,7 +182,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     private bool TryReadIndexed(ReadOnlySpan<byte> block, ref int at, ref HpackField field)
     {
         field.Representation = HpackRepresentation.Indexed;
-        if (!TryReadInteger(block, ref at, 7, out int index) || !TryName(index, ref field))
+        if (!TryReadInteger(block, ref at, IndexedPrefix, out int index) || !TryName(index, ref field))
         {
             return false;
         }
@@ -161,9 +206,9 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         byte first = block[at];
         int prefix;
-        (field.Representation, prefix) = (first & 0xC0) == 0x40 ? (HpackRepresentation.IncrementalIndexing, 6)
-            : (first & 0xF0) == 0x10 ? (HpackRepresentation.NeverIndexed, 4)
-            : (HpackRepresentation.WithoutIndexing, 4);
+        (field.Representation, prefix) = (first & IncrementalIndexingMask) == IncrementalIndexing ? (HpackRepresentation.IncrementalIndexing, IncrementalIndexingPrefix)
+            : (first & NeverIndexedMask) == NeverIndexed ? (HpackRepresentation.NeverIndexed, LiteralPrefix)
+            : (HpackRepresentation.WithoutIndexing, LiteralPrefix);
         if (!TryReadInteger(block, ref at, prefix, out int index))
         {
             return false;
@@ -226,8 +271,8 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
             return false;
         }
 
-        bool huffman = (block[at] & 0x80) != 0;
-        if (!TryReadInteger(block, ref at, 7, out int encoded) || encoded > _maxStringLength || encoded > block.Length - at)
+        bool huffman = (block[at] & HuffmanFlag) != 0;
+        if (!TryReadInteger(block, ref at, StringLengthPrefix, out int encoded) || encoded > _maxStringLength || encoded > block.Length - at)
         {
             return false;
         }
@@ -259,8 +304,8 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         return true;
     }
 
-    // RFC 7541 5.1 with Kestrel's limits: at most 31 bits, and no continuation octet of 0 that ends the integer unless it
-    // is the first one.
+    // RFC 7541 5.1 with Kestrel's limits: at most 31 bits (the fifth continuation octet carries at most the top three),
+    // and no continuation octet of 0 that ends the integer unless it is the first one.
     private static bool TryReadInteger(ReadOnlySpan<byte> block, ref int at, int prefixBits, out int value)
     {
         int max = (1 << prefixBits) - 1;
@@ -273,18 +318,18 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         for (int shift = 0, continuations = 0; at < block.Length; shift += 7, continuations++)
         {
             byte octet = block[at++];
-            if (shift > 28 || (shift == 28 && (octet & 0x78) != 0))
+            if (shift > 28 || (shift == 28 && (octet & ValueBits & ~0x07) != 0))
             {
                 return false;
             }
 
-            value += (octet & 0x7F) << shift;
+            value += (octet & ValueBits) << shift;
             if (value < 0)
             {
                 return false;
             }
 
-            if ((octet & 0x80) == 0)
+            if ((octet & ContinuationFlag) == 0)
             {
                 return octet != 0 || continuations == 0;
             }

@@ -31,8 +31,8 @@ internal static class HpackHuffman
     private static readonly short[] Symbols = BuildSymbols();
 
     // The symbols whose codes have at most eight bits (a header's letters, digits and most punctuation), by the next
-    // eight bits: the symbol and, above it, the code's length; 0 for a longer code. One lookup per such symbol, where
-    // walking the code bit by bit was the reader's largest cost on Chrome's blocks.
+    // eight bits: the symbol and, above it, the code's length; 0 for a longer code. One lookup decodes such a symbol;
+    // only longer codes are walked length by length.
     private static readonly ushort[] Short = BuildShort();
 
     /// <summary>The most octets <paramref name="encodedLength"/> encoded octets can decode to (the shortest code has five

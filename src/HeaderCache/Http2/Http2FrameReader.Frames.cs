@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using HeaderCache.Diagnostics;
-using HeaderCache.Http1;
+using static HeaderCache.Http2.Http2Frame;
 
 namespace HeaderCache.Http2;
 
@@ -9,52 +9,40 @@ namespace HeaderCache.Http2;
 /// blocks the table mirror decodes.</summary>
 internal sealed partial class Http2FrameReader
 {
-    private const int FrameHeaderLength = 9;
-    private const byte Headers = 0x1, Continuation = 0x9;
-    private const byte EndHeaders = 0x4, Padded = 0x8, Priority = 0x20;
-
     private static ReadOnlySpan<byte> Preface => "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"u8;
 
-    private readonly HeaderBlockRewriter _rewriter;
-    private readonly HpackBlockDecoder _decoder;
-    private readonly int _maxFrameSize;
-
-    private int _prefaceSeen;
-    private int _payloadLeft;      // of the frame whose header Kestrel has seen
-    private byte _frameType;
+    private int _prefaceSeen;      // Preface: the preface's bytes decided so far
+    private int _payloadLeft;      // Payload, BlockFragment: the bytes of the passing frame's payload still to come
+    private byte _frameType;       // the passing frame's header
     private byte _frameFlags;
     private int _highestStream;    // the highest stream a HEADERS frame opened
-    private int _blockStream;      // the stream whose header block is open (no END_HEADERS yet), or 0
+    private int _blockStream;      // BlockFragment, Continuation: the stream whose header block is open
     private byte[] _block = [];    // the open block's fragments, and the payload of its frame passing
     private int _blockLength;
     private int _frameStart;       // where the passing frame's payload starts in _block
-    private byte[] _frame = [];    // a held frame, contiguous
+    private byte[] _frame = [];    // a HEADERS frame that may be rewritten, contiguous
 
-    // Walks from _decided to the end of _buffer, deciding as much as can be decided.
+    // Walks from _decided to the end of Buffer, deciding as much as can be decided.
     private void Walk(bool completed)
     {
-        while (_serving && _heldLength == 0)
+        while (_state is not (State.Held or State.Stopped))
         {
-            ReadOnlySequence<byte> rest = _buffer.Slice(_decided);
+            ReadOnlySequence<byte> rest = Buffer.Slice(_decided);
             if (rest.IsEmpty)
             {
                 return;
             }
 
-            if (_prefaceSeen < Preface.Length)
+            if (_state == State.Preface)
             {
-                if (!TryPreface(rest))
-                {
-                    StopServing(PassThroughReason.Http2Stopped);
-                    return;
-                }
+                TryPreface(rest);
             }
-            else if (_payloadLeft > 0)
+            else if (_state is State.Payload or State.BlockFragment)
             {
                 int length = (int)Math.Min(rest.Length, _payloadLeft);
-                if (_frameType is Headers or Continuation)
+                if (_state == State.BlockFragment && !TryAppend(rest.Slice(0, length)))
                 {
-                    Append(rest.Slice(0, length));
+                    return;
                 }
 
                 _payloadLeft -= length;
@@ -64,7 +52,7 @@ internal sealed partial class Http2FrameReader
                     OnPayloadEnd();
                 }
             }
-            else if (rest.Length < FrameHeaderLength)
+            else if (rest.Length < HeaderLength)
             {
                 // Kestrel acts on a frame header only once it is whole; so may this reader.
                 break;
@@ -75,56 +63,61 @@ internal sealed partial class Http2FrameReader
             }
         }
 
-        if (completed && _serving && _decided < _buffer.Length)
+        if (completed && _state != State.Stopped && _decided < Buffer.Length)
         {
-            // The client ended mid-frame: Kestrel gets what it would alone.
-            StopServing(PassThroughReason.Http2Stopped);
+            // The client ended within a frame, or with a rewritten frame not yet shown: Kestrel gets what it would alone.
+            Stop(Http2StopCause.ClientEnded);
         }
     }
 
-    // The preface's bytes at _decided, shown as they arrive: false when they are not the preface's.
-    private bool TryPreface(in ReadOnlySequence<byte> rest)
+    // The preface's bytes at _decided, shown as they arrive while they are the preface's.
+    private void TryPreface(in ReadOnlySequence<byte> rest)
     {
         int length = (int)Math.Min(rest.Length, Preface.Length - _prefaceSeen);
         Span<byte> bytes = stackalloc byte[Preface.Length];
         rest.Slice(0, length).CopyTo(bytes);
         if (!bytes[..length].SequenceEqual(Preface.Slice(_prefaceSeen, length)))
         {
-            return false;
+            Stop(Http2StopCause.NotPreface);
+            return;
         }
 
         _prefaceSeen += length;
         _decided += length;
-        return true;
+        if (_prefaceSeen == Preface.Length)
+        {
+            _state = State.FrameHeader;
+        }
     }
 
-    // A frame header at _decided: false when the frame is held and not yet complete.
+    // A frame header at _decided, in FrameHeader or Continuation: false when the frame is held and not yet complete, or
+    // Kestrel ends the connection on it.
     private bool TryFrame(in ReadOnlySequence<byte> rest)
     {
-        Span<byte> header = stackalloc byte[FrameHeaderLength];
-        rest.Slice(0, FrameHeaderLength).CopyTo(header);
+        Span<byte> header = stackalloc byte[HeaderLength];
+        rest.Slice(0, HeaderLength).CopyTo(header);
         SawFrame = true;
         int length = (header[0] << 16) | (header[1] << 8) | header[2];
         byte type = header[3];
         byte flags = header[4];
-        int stream = (int)(BinaryPrimitives.ReadUInt32BigEndian(header[5..]) & 0x7FFFFFFF);
-        bool blockOpen = _blockStream != 0;
+        int stream = (int)(BinaryPrimitives.ReadUInt32BigEndian(header[5..]) & StreamIdMask);
+        bool blockOpen = _state == State.Continuation;
         if (length > _maxFrameSize || (stream != 0 && (stream & 1) == 0) || (blockOpen && (type != Continuation || stream != _blockStream))
             || (!blockOpen && type == Continuation) || (type == Headers && stream == 0))
         {
             // Kestrel ends the connection here.
-            StopServing(PassThroughReason.Http2Stopped);
+            Stop(Http2StopCause.FrameRejected);
             return false;
         }
 
         if (type == Headers && !blockOpen && stream > _highestStream && (flags & (EndHeaders | Padded)) == EndHeaders)
         {
-            if (rest.Length < FrameHeaderLength + length)
+            if (rest.Length < HeaderLength + length)
             {
                 return false;
             }
 
-            Candidate(rest.Slice(0, FrameHeaderLength + length), stream, flags);
+            Candidate(rest.Slice(0, HeaderLength + length), stream, flags);
             return true;
         }
 
@@ -137,7 +130,8 @@ internal sealed partial class Http2FrameReader
 
         (_frameType, _frameFlags, _payloadLeft) = (type, flags, length);
         _frameStart = _blockLength;
-        _decided += FrameHeaderLength;
+        _decided += HeaderLength;
+        _state = type is Headers or Continuation ? State.BlockFragment : State.Payload;
         if (length == 0)
         {
             OnPayloadEnd();
@@ -146,7 +140,7 @@ internal sealed partial class Http2FrameReader
         return true;
     }
 
-    // A complete HEADERS frame that opens a stream with a whole block: decoded, then shown rewritten or as it is.
+    // A complete HEADERS frame that opens a stream with a whole block: decoded, then held rewritten or decided as it is.
     private void Candidate(in ReadOnlySequence<byte> frame, int stream, byte flags)
     {
         _highestStream = stream;
@@ -158,31 +152,44 @@ internal sealed partial class Http2FrameReader
 
         frame.CopyTo(_frame);
         ReadOnlySpan<byte> bytes = _frame.AsSpan(0, length);
-        int fragmentStart = FrameHeaderLength + ((flags & Priority) != 0 ? 5 : 0);
-        if (fragmentStart > length
-            || ((flags & Priority) != 0 && (BinaryPrimitives.ReadUInt32BigEndian(bytes[FrameHeaderLength..]) & 0x7FFFFFFF) == stream)
-            || !_decoder.Decode(bytes[fragmentStart..]))
+        bool priority = (flags & Priority) != 0;
+        int fragmentStart = HeaderLength + (priority ? PriorityLength : 0);
+        if (fragmentStart > length)
         {
-            StopServing(PassThroughReason.Http2Stopped);
+            Stop(Http2StopCause.FieldsDoNotFit);
             return;
         }
 
-        int written = _rewriter.TryRewrite(bytes, fragmentStart, stream, ref _held);
+        if (priority && (BinaryPrimitives.ReadUInt32BigEndian(bytes[HeaderLength..]) & StreamIdMask) == stream)
+        {
+            Stop(Http2StopCause.DependsOnItself);
+            return;
+        }
+
+        if (!_decoder.Decode(bytes[fragmentStart..]))
+        {
+            Stop(Http2StopCause.BlockUndecodable);
+            return;
+        }
+
+        int written = _rewriter.TryRewrite(bytes, fragmentStart, stream, ref Held);
         if (written == 0)
         {
             _decided += length;
             return;
         }
 
-        (_heldStart, _heldLength, _heldReplaces) = (0, written, length);
+        Hold(written, length);
+        _state = State.Held;
     }
 
-    // The passing frame's payload has all been shown: a block fragment goes to the open block, and a whole block to the
-    // table mirror.
+    // The passing frame's payload has all been decided: a block fragment goes to the open block, and a whole block to
+    // the table mirror.
     private void OnPayloadEnd()
     {
-        if (_frameType is not (Headers or Continuation))
+        if (_state == State.Payload)
         {
+            _state = State.FrameHeader;
             return;
         }
 
@@ -199,30 +206,34 @@ internal sealed partial class Http2FrameReader
 
             if ((_frameFlags & Priority) != 0)
             {
-                start += 5;
+                start += PriorityLength;
             }
 
             if (start > end)
             {
-                StopServing(PassThroughReason.Http2Stopped);
+                Stop(Http2StopCause.FieldsDoNotFit);
                 return;
             }
         }
 
         _block.AsSpan(start, end - start).CopyTo(_block.AsSpan(_frameStart));
         _blockLength = _frameStart + (end - start);
-        if ((_frameFlags & EndHeaders) != 0)
+        if ((_frameFlags & EndHeaders) == 0)
         {
-            bool decoded = _decoder.Decode(_block.AsSpan(0, _blockLength));
-            (_blockStream, _blockLength) = (0, 0);
-            if (!decoded)
-            {
-                StopServing(PassThroughReason.Http2Stopped);
-            }
+            _state = State.Continuation;
+            return;
+        }
+
+        bool decoded = _decoder.Decode(_block.AsSpan(0, _blockLength));
+        (_state, _blockLength) = (State.FrameHeader, 0);
+        if (!decoded)
+        {
+            Stop(Http2StopCause.BlockUndecodable);
         }
     }
 
-    private void Append(in ReadOnlySequence<byte> bytes)
+    // Collects a block fragment: false when the block grows beyond what the reader follows, and it stopped.
+    private bool TryAppend(in ReadOnlySequence<byte> bytes)
     {
         int length = (int)bytes.Length;
         if (_block.Length - _blockLength < length)
@@ -231,8 +242,8 @@ internal sealed partial class Http2FrameReader
             // not followed.
             if (_blockLength + length > 4 * (_maxFrameSize + 65536))
             {
-                StopServing(PassThroughReason.Http2Stopped);
-                return;
+                Stop(Http2StopCause.BlockTooLong);
+                return false;
             }
 
             Array.Resize(ref _block, Math.Max(_blockLength + length, 2 * _block.Length));
@@ -240,19 +251,20 @@ internal sealed partial class Http2FrameReader
 
         bytes.CopyTo(_block.AsSpan(_blockLength));
         _blockLength += length;
+        return true;
     }
 
     // While the connection idles (IdleTrim) only the table mirror and the caches stay: the buffers a header block
     // passes through are built again by the next. A block still open, or a rewritten frame not yet taken, keeps its own.
-    void IdleTrim.ITarget.Trim()
+    protected override void TrimIdle()
     {
         _frame = [];
-        if (_heldLength == 0)
+        if (!Holds)
         {
-            _held = [];
+            Held = [];
         }
 
-        if (_blockStream == 0 && (_payloadLeft == 0 || _frameType is not (Headers or Continuation)))
+        if (_state is not (State.BlockFragment or State.Continuation))
         {
             (_block, _blockLength) = ([], 0);
         }
@@ -261,13 +273,13 @@ internal sealed partial class Http2FrameReader
         _rewriter.Trim();
     }
 
-    private void Release()
+    protected override void Release()
     {
         _decoder.Release();
         (_block, _frame) = ([], []);
-        if (!_heldShown)
+        if (_state != State.HeldShown)
         {
-            _held = [];
+            Held = [];
         }
     }
 }

@@ -1,100 +1,74 @@
-using System.Buffers;
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
-using HeaderCache.Http1;
-using HeaderCache.Pipes;
+using HeaderCache.Transport;
 
 namespace HeaderCache.Http2;
 
 /// <summary>The <see cref="PipeReader"/> Kestrel reads instead of an HTTP/2 connection's (decrypted) transport. Every
 /// byte passes unchanged, as slices of the transport's buffer, except HEADERS frames that open a stream, which
-/// <see cref="HeaderBlockRewriter"/> may show without the fields it takes out. The frame walk is in
-/// Http2FrameReader.Frames.cs.</summary>
+/// <see cref="HeaderBlockRewriter"/> may show without the fields it takes out. This file holds the states and what
+/// Kestrel sees in each (the calls themselves are <see cref="TransportReader"/>'s); the frame walk that moves between
+/// them is in Http2FrameReader.Frames.cs.</summary>
 /// <remarks><para>Kestrel sees each byte it would act on when it would alone: the preface and frame headers as soon as
 /// they are whole (Kestrel checks a frame's header before its payload arrives), other frames' payloads as they arrive.
 /// Only a HEADERS frame that may be rewritten is held until it is complete, which is when Kestrel would decode it;
 /// if the client ends the connection first, Kestrel gets everything held, unchanged.</para>
-/// <para>A rewritten frame is shown alone from a buffer of its own while the transport's read stays pending; once
+/// <para>A rewritten frame is shown alone from the held buffer while the transport's read stays pending; once
 /// Kestrel has taken it, the transport moves past the frame as the client sent it.</para>
-/// <para>Once the reader stops serving (a decoding error, a frame Kestrel rejects, anything it does not follow), every
-/// call goes straight to the transport's reader.</para></remarks>
-internal sealed partial class Http2FrameReader : PipeReader, TransportReadHandoff.IReader, IdleTrim.ITarget
+/// <para>Once the reader stops (a decoding error, a frame Kestrel rejects, anything it does not follow), every call
+/// goes straight to the transport's reader.</para></remarks>
+internal sealed partial class Http2FrameReader : TransportReader
 {
-    private readonly PipeReader _input;
-    private ReadOnlySequence<byte> _buffer;   // the transport's pending read, from Kestrel's consumed position
-    private long _decided;                    // bytes at the front of _buffer Kestrel may see as they are
-    private long _viewLength;
-    private bool _serving = true;
-    private int _cancelRequested;
+    private readonly HeaderBlockRewriter _rewriter;
+    private readonly HpackBlockDecoder _decoder;
+    private readonly int _maxFrameSize;
 
-    // The rewritten frame: shown from _held while the transport's read stays pending, replacing _heldReplaces bytes
-    // at the front of _buffer.
-    private byte[] _held = [];
-    private int _heldStart;
-    private int _heldLength;
-    private int _heldReplaces;
-    private bool _heldShown;
-
-    private readonly IdleTrim _idle = new();
-    private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
-    private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
+    // The walk (Http2FrameReader.Frames.cs) moves these forward; what Kestrel takes (below) moves them back.
+    private State _state;
+    private long _decided;              // bytes at the front of Buffer Kestrel may see as they are
     private bool _readBroughtNothing;   // the last wait ended in a cancellation alone, and the next continues it
 
     public Http2FrameReader(PipeReader input, HeaderBlockRewriter rewriter, HpackBlockDecoder decoder, int maxFrameSize)
+        : base(input)
     {
-        _input = input;
         _rewriter = rewriter;
         _decoder = decoder;
         _maxFrameSize = maxFrameSize;
     }
 
-    /// <summary>Why the reader stopped serving, or <see cref="PassThroughReason.None"/>.</summary>
+    // Where the walk is in the client's bytes, and so what Kestrel's next read shows. The walk decides the bytes from
+    // _decided on; Kestrel sees the decided bytes as they are, then a held frame, if any.
+    private enum State
+    {
+        Preface,         // the client preface is arriving: Kestrel sees its bytes as they arrive, while they match
+        FrameHeader,     // between frames, no header block open: the next frame header is decided once whole
+        Payload,         // a frame's payload that is no header block's passes as it arrives
+        BlockFragment,   // a HEADERS or CONTINUATION payload passes as it arrives and is collected for the table mirror
+        Continuation,    // between the frames of an open header block: the next frame must be its CONTINUATION
+        Held,            // a rewritten HEADERS frame waits in the held buffer behind decided bytes Kestrel has not taken
+        HeldShown,       // Kestrel is shown the rewritten frame; the transport's read stays pending until it takes it all
+        Stopped,         // every call goes straight to the transport's reader
+    }
+
+    /// <summary>Why the reader stopped, or <see cref="PassThroughReason.None"/>.</summary>
     public PassThroughReason PassThroughReason { get; private set; }
 
     /// <summary>Whether a frame followed the preface: on a cleartext endpoint where Kestrel runs HTTP/1.1, the preface
     /// alone gets Kestrel's GOAWAY (HTTP_1_1_REQUIRED) and the connection ends, as it would without the reader.</summary>
     public bool SawFrame { get; private set; }
 
-    /// <summary>Called once when the reader stops serving the connection.</summary>
-    public Action<PassThroughReason>? PassThroughStarted { get; set; }
+    /// <summary>Called once when the reader stops, with what made it stop.</summary>
+    public Action<Http2StopCause>? Stopped { get; set; }
 
-    public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
-    {
-        if (!_serving)
-        {
-            return _input.ReadAsync(cancellationToken);
-        }
+    protected override bool PassesThrough => _state == State.Stopped;
 
-        if (_heldShown)
-        {
-            return new(HeldView());
-        }
+    protected override bool ShowsHeld => _state == State.HeldShown;
 
-        ValueTask<ReadResult> read = _input.ReadAsync(cancellationToken);
-        while (read.IsCompleted)
-        {
-            if (!read.IsCompletedSuccessfully)
-            {
-                // A failure, or a cancellation by the caller's token, as the transport has it.
-                return read;
-            }
+    // Kestrel cancels an HTTP/2 connection's pending read on its heartbeat: a wait after a read that brought only that
+    // cancellation is the same wait.
+    protected override void WaitStarts(IdleTrim idle) => idle.Wait(continues: _readBroughtNothing);
 
-            if (TryPresent(read.Result, out ReadResult result))
-            {
-                return new(result);
-            }
-
-            // That read was advanced: read on.
-            read = _input.ReadAsync(cancellationToken);
-        }
-
-        _idle.Wait(continues: _readBroughtNothing);
-        return (_handoff ??= new(this)).Wait(_input, read, cancellationToken);
-    }
-
-    void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
-
-    bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result)
+    protected override bool TryShowWaited(in ReadResult input, out ReadResult result)
     {
         if (TryPresent(input, out result))
         {
@@ -104,124 +78,30 @@ internal sealed partial class Http2FrameReader : PipeReader, TransportReadHandof
 
         // Only part of a frame being held arrived (or a cancellation Kestrel did not ask for): Kestrel sees no bytes
         // and reads again, as it does when a read brings it part of a frame.
-        _showsNothing = true;
         _readBroughtNothing = false;
-        result = new ReadResult(default, isCanceled: false, isCompleted: false);
+        result = ShowNothing();
         return true;
     }
 
-    public override bool TryRead(out ReadResult result)
-    {
-        if (!_serving)
-        {
-            return _input.TryRead(out result);
-        }
-
-        if (_heldShown)
-        {
-            result = HeldView();
-            return true;
-        }
-
-        // Bytes that cannot be shown yet (a frame being held) stay so until more arrive, which a wait would see.
-        if (_input.TryRead(out ReadResult input) && TryPresent(input, out result))
-        {
-            return true;
-        }
-
-        result = default;
-        return false;
-    }
-
-    public override void AdvanceTo(SequencePosition consumed) => AdvanceTo(consumed, consumed);
-
-    public override void AdvanceTo(SequencePosition consumed, SequencePosition examined)
-    {
-        if (!_serving)
-        {
-            _input.AdvanceTo(consumed, examined);
-            return;
-        }
-
-        if (_showsNothing)
-        {
-            // The transport was advanced when that read was decided.
-            _showsNothing = false;
-            return;
-        }
-
-        if (_heldShown)
-        {
-            _heldStart = consumed.GetInteger();
-            if (_heldStart == _heldLength)
-            {
-                // All of it: the transport moves past the frame as the client sent it, and what follows is shown at once.
-                SequencePosition end = _buffer.GetPosition(_heldReplaces);
-                _input.AdvanceTo(end, end);
-                (_buffer, _heldShown, _heldLength, _heldReplaces) = (default, false, 0, 0);
-            }
-
-            return;
-        }
-
-        long taken = _buffer.Slice(0, consumed).Length;
-        SequencePosition seen = examined;
-        if (taken == _viewLength || _heldLength != 0)
-        {
-            // Everything shown was taken, or a rewritten frame waits behind it: what follows is shown at once.
-            seen = consumed;
-        }
-        else if (_buffer.Slice(0, examined).Length >= _viewLength)
-        {
-            // Everything shown was looked at: wait for bytes that are new to the transport too.
-            seen = _buffer.End;
-        }
-
-        _input.AdvanceTo(consumed, seen);
-        _decided -= taken;
-        _buffer = default;
-    }
-
-    public override void CancelPendingRead()
-    {
-        // Kestrel sees one cancelled read per call; the transport's own cancellation only wakes a waiting read.
-        Volatile.Write(ref _cancelRequested, 1);
-        _input.CancelPendingRead();
-    }
-
-    public override void Complete(Exception? exception = null)
-    {
-        _idle.End();
-        _input.Complete(exception);
-        Release();
-    }
-
-    /// <summary>Called on each of Kestrel's heartbeats, on its thread (<see cref="IdleTrim"/>); true when the reader
-    /// let go of its buffers.</summary>
-    public bool OnHeartbeat() => _idle.OnHeartbeat(this);
-
-    /// <summary>The connection ended: no trim runs from here.</summary>
-    public void EndIdle() => _idle.End();
-
     // Decides what Kestrel sees of a transport read. False: nothing yet; the read was advanced, read again.
-    private bool TryPresent(in ReadResult input, out ReadResult result)
+    protected override bool TryPresent(in ReadResult input, out ReadResult result)
     {
-        _buffer = input.Buffer;
-        bool canceled = input.IsCanceled && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
-        if (_heldLength == 0)
+        Buffer = input.Buffer;
+        bool canceled = KestrelCanceled(input);
+        if (_state != State.Held)
         {
             Walk(input.IsCompleted);
         }
 
-        if (!_serving)
+        if (_state == State.Stopped)
         {
-            result = new ReadResult(_buffer, canceled, input.IsCompleted);
+            result = new ReadResult(Buffer, canceled, input.IsCompleted);
             return true;
         }
 
-        if (_decided == 0 && _heldLength != 0)
+        if (_decided == 0 && _state == State.Held)
         {
-            _heldShown = true;
+            _state = State.HeldShown;
             result = HeldView(canceled);
             return true;
         }
@@ -229,30 +109,39 @@ internal sealed partial class Http2FrameReader : PipeReader, TransportReadHandof
         if (_decided == 0 && !canceled && !input.IsCompleted)
         {
             // Only a frame being held, or a cancellation Kestrel has already seen: wait for more.
-            _input.AdvanceTo(_buffer.Start, _buffer.End);
-            _buffer = default;
+            Input.AdvanceTo(Buffer.Start, Buffer.End);
+            Buffer = default;
             result = default;
             return false;
         }
 
-        _viewLength = _decided;
-        result = new ReadResult(_buffer.Slice(0, _decided), canceled, input.IsCompleted && _decided == _buffer.Length);
+        result = View(_decided, canceled, input.IsCompleted && _decided == Buffer.Length);
         return true;
     }
 
-    private ReadResult HeldView(bool canceled = false)
+    protected override SequencePosition Examined(long taken, SequencePosition consumed, SequencePosition examined)
     {
-        canceled |= Volatile.Read(ref _cancelRequested) == 1 && Interlocked.Exchange(ref _cancelRequested, 0) == 1;
-        return new ReadResult(new ReadOnlySequence<byte>(_held, _heldStart, _heldLength - _heldStart), canceled, isCompleted: false);
+        if (taken == ViewLength || _state == State.Held)
+        {
+            // Everything shown was taken, or a rewritten frame waits behind it: what follows is shown at once.
+            return consumed;
+        }
+
+        // Everything shown was looked at: wait for bytes that are new to the transport too.
+        return Buffer.Slice(0, examined).Length >= ViewLength ? Buffer.End : examined;
     }
 
+    protected override void Taken(long taken) => _decided -= taken;
+
+    protected override void HeldTaken() => _state = State.FrameHeader;
+
     // Every later call goes to the transport's reader; the bytes of the read being presented are shown as they are.
-    private void StopServing(PassThroughReason reason)
+    private void Stop(Http2StopCause cause)
     {
-        _serving = false;
-        _handoff = null;   // no read waits through this reader from here
-        PassThroughReason = reason;
+        _state = State.Stopped;
+        EndWaits();
+        PassThroughReason = PassThroughReason.Http2Stopped;
         Release();
-        PassThroughStarted?.Invoke(reason);
+        Stopped?.Invoke(cause);
     }
 }

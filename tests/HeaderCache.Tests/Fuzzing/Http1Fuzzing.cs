@@ -4,6 +4,7 @@ using HeaderCache.Connection;
 using HeaderCache.Http1;
 using HeaderCache.InMemory;
 using HeaderCache.Tests.Integration;
+using HeaderCache.Transport;
 
 namespace HeaderCache.Tests.Fuzzing;
 

@@ -9,8 +9,10 @@ using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Testing;
-using HeaderCache.Tests.Pipes;
+using HeaderCache.Tests.Transport;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache.Tests.Http1;
 
@@ -34,6 +36,18 @@ public sealed class CompactingPipeReaderTests
         Assert.Equal("\"A\"", headers["sec-ch-ua"]);
         Assert.Equal("*/*", headers["Accept"]);
         Assert.False(fixture.Queue.TryApply(new HeaderDictionary()));
+    }
+
+    [Fact]
+    public async Task After_Complete_a_read_fails_as_the_transports_own_does_even_while_a_compacted_section_is_shown()
+    {
+        using var fixture = new Fixture();
+        await fixture.WriteAsync(Head);
+        ReadResult head = await fixture.Reader.ReadAsync();
+        Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
+        fixture.Reader.Complete();
+
+        CompletedReads.FailAsTheTransportsOwn(fixture.Reader);
     }
 
     [Fact]
@@ -122,8 +136,8 @@ public sealed class CompactingPipeReaderTests
         var transport = new Pipe(new PipeOptions(readerScheduler: scheduler, writerScheduler: PipeScheduler.Inline, pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new HeaderInjectionQueue();
         using var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
-        var reader = new CompactingPipeReader(transport.Reader, compactor, HeadLimits.Default);
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+        var reader = new CompactingPipeReader(transport.Reader, compactor, KestrelLimits.From(new KestrelServerLimits()));
         var kestrel = new WaitingRead(scheduler);
         byte[] line = "GET / HTTP/1.1\r\n"u8.ToArray();
         byte[] lines = "Host: x\r\nsec-ch-ua: \"A\"\r\n"u8.ToArray();
@@ -203,8 +217,8 @@ public sealed class CompactingPipeReaderTests
         var transport = new CompletingWhileLookedAt(pipe.Reader);
         var queue = new HeaderInjectionQueue();
         using var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
-        var reader = new CompactingPipeReader(transport, compactor, HeadLimits.Default);
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+        var reader = new CompactingPipeReader(transport, compactor, KestrelLimits.From(new KestrelServerLimits()));
 
         ReadResult head = await reader.ReadAsync();
         Assert.Equal("GET / HTTP/1.1\r\nHost: x\r\n\r\n", Text(head.Buffer));
@@ -476,8 +490,8 @@ public sealed class CompactingPipeReaderTests
             Transport = new Pipe();
             Queue = new HeaderInjectionQueue();
             Fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength);
-            Compactor = new HeadCompactor(Fields, Queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
-            Reader = new CompactingPipeReader(Transport.Reader, Compactor, HeadLimits.Default);
+            Compactor = new HeadCompactor(Fields, Queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+            Reader = new CompactingPipeReader(Transport.Reader, Compactor, KestrelLimits.From(new KestrelServerLimits()));
         }
 
         public Pipe Transport { get; }

@@ -6,7 +6,9 @@ using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Testing;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache.Tests.Http1;
 
@@ -144,7 +146,7 @@ public sealed class HeadCompactorTests
     [Fact]
     public void Heads_over_a_limit_pass_through_whole()
     {
-        var limits = new HeadLimits(MaxRequestLineSize: 64, MaxRequestHeadersTotalSize: 64, MaxRequestHeaderCount: 2);
+        var limits = KestrelLimits.From(new KestrelServerLimits()) with { MaxRequestLineSize = 64, MaxRequestHeadersTotalSize = 64, MaxRequestHeaderCount = 2 };
         string tooMany = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
         string tooBig = "GET / HTTP/1.1\r\nA: " + new string('a', 64) + "\r\n\r\n";
         string longLine = "GET /" + new string('a', 64) + " HTTP/1.1\r\nA: 1\r\n\r\n";
@@ -341,7 +343,7 @@ public sealed class HeadCompactorTests
     }
 
     private static (string Output, List<string> Taken, PassThroughReason Reason) Run(
-        string input, int cut = -1, string[]? excluded = null, HeadLimits? limits = null)
+        string input, int cut = -1, string[]? excluded = null, KestrelLimits? limits = null)
     {
         using var driver = new ReaderDriver(limits: limits, excluded: excluded);
         byte[] bytes = Encoding.Latin1.GetBytes(input);

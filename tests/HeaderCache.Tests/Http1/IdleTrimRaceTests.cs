@@ -8,7 +8,9 @@ using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Testing;
 using HeaderCache.Traffic;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache.Tests.Http1;
 
@@ -63,14 +65,15 @@ public sealed class IdleTrimRaceTests
     public void A_wait_that_ends_while_a_trim_runs_waits_for_the_trim()
     {
         // The window is a few field writes, too short for threads to meet in reliably: the test holds a trim at its
-        // midpoint instead, as OnHeartbeat is there (the lock held, the wait moved to trimming), and ends the wait.
+        // midpoint instead, as OnHeartbeat is there (its lock held, the wait moved to trimming), and ends the wait.
         var idle = new IdleTrim();
+        var trim = (Lock)typeof(IdleTrim).GetField("_trim", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(idle)!;
         FieldInfo state = typeof(IdleTrim).GetField("_state", BindingFlags.NonPublic | BindingFlags.Instance)!;
         object trimming = typeof(IdleTrim).GetField("Trimming", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
         object waiting = typeof(IdleTrim).GetField("Waiting", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
         idle.Wait();
         var resumer = new Thread(idle.Resume);
-        lock (idle)
+        lock (trim)
         {
             Assert.Equal(waiting, state.GetValue(idle));
             state.SetValue(idle, trimming);
@@ -94,8 +97,8 @@ public sealed class IdleTrimRaceTests
         var transport = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new HeaderInjectionQueue();
         var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, HeadLimits.Default, leaveReusedValues: true, new LineMemo());
-        var reader = new CompactingPipeReader(transport.Reader, compactor, HeadLimits.Default);
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+        var reader = new CompactingPipeReader(transport.Reader, compactor, KestrelLimits.From(new KestrelServerLimits()));
         int trims = 0;
         using var stop = new CancellationTokenSource();
         using var started = new ManualResetEventSlim(beats != Beats.Concurrent);

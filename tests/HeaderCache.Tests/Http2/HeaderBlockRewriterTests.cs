@@ -1,9 +1,10 @@
 using System.Text;
 using HeaderCache.Fields;
 using HeaderCache.H2Client;
-using HeaderCache.Http1;
 using HeaderCache.Http2;
 using HeaderCache.Requests;
+using HeaderCache.Transport;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache.Tests.Http2;
 
@@ -16,7 +17,7 @@ public class HeaderBlockRewriterTests
     private readonly HeaderBlockRewriter _rewriter;
     private int _stream = 1;
 
-    public HeaderBlockRewriterTests() => _rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256), _handoff, HeadLimits.Default);
+    public HeaderBlockRewriterTests() => _rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256), _handoff, KestrelLimits.From(new KestrelServerLimits()));
 
     [Fact]
     public void Literals_without_indexing_are_taken_but_pseudo_headers_and_the_names_Kestrel_acts_on()
@@ -56,7 +57,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_never_indexed_literal_of_an_excluded_name_stays_with_every_field_of_its_name()
     {
-        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["authorization"]), _handoff, HeadLimits.Default);
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["authorization"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
         byte[] bytes = new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "secret").Without("accept", "*/*").ToArray();
         Assert.True(_decoder.Decode(bytes));
         byte[] output = [];
@@ -115,7 +116,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_known_excluded_name_stays_and_an_excluded_other_name_is_taken()
     {
-        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["Authorization", "X-Secret"]), _handoff, HeadLimits.Default);
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["Authorization", "X-Secret"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
         byte[] bytes = new HeaderBlock().Request("GET", "/").Without("authorization", "Bearer abc").Without("x-secret", "s")
             .Without("accept", "*/*").ToArray();
         Assert.True(_decoder.Decode(bytes));

@@ -1,6 +1,7 @@
 using System.Net;
 using HeaderCache.H2Client;
 using HeaderCache.Tests.Integration;
+using Microsoft.Extensions.Logging;
 
 namespace HeaderCache.Tests.Http2;
 
@@ -29,6 +30,29 @@ public sealed class Http2EdgeFrameTests(Http2ServerPair servers)
     {
         await Edge.AssertSameAsync(servers.On, servers.Alone, endPoint => RunAsync(endPoint, scenario));
     }
+
+    [Theory]
+    [InlineData("frame over MaxFrameSize", "FrameRejected")]
+    [InlineData("index beyond the table", "BlockUndecodable")]
+    [InlineData("client ends mid-frame", "ClientEnded")]
+    public async Task What_stopped_the_reader_is_logged_at_Debug(string scenario, string cause)
+    {
+        int before = StopsLogged().Count;
+        await RunAsync(servers.On.EndPoint, scenario);
+
+        // Logged on the read that stopped the reader, before Kestrel answered the frame; the wait only covers a slow log.
+        for (int i = 0; i < 100 && StopsLogged().Count == before; i++)
+        {
+            await Task.Delay(50);
+        }
+
+        (LogLevel level, string message) = Assert.Single(StopsLogged().Skip(before));
+        Assert.Equal(LogLevel.Debug, level);
+        Assert.EndsWith($"the HTTP/2 reader stopped following the connection ({cause}).", message, StringComparison.Ordinal);
+    }
+
+    private List<(LogLevel Level, string Message)> StopsLogged() =>
+        [.. servers.On.Logs.HeaderCache.Where(entry => entry.Id.Id == 16).Select(entry => (entry.Level, entry.Message))];
 
     private static async Task<List<string>> RunAsync(IPEndPoint endPoint, string scenario)
     {

@@ -8,6 +8,7 @@ using System.Text.RegularExpressions;
 using HeaderCache.H2Client;
 using HeaderCache.InMemory;
 using HeaderCache.Tests.Fuzzing;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;

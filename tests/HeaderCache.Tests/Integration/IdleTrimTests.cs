@@ -7,6 +7,7 @@ using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Connection;
 using HeaderCache.Traffic;
+using HeaderCache.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 

@@ -1,12 +1,12 @@
-namespace HeaderCache.Http1;
+namespace HeaderCache.Transport;
 
 /// <summary>Lets an idle keep-alive connection hold only its caches: once Kestrel has waited for the connection's next
 /// request through <see cref="HeartbeatsBeforeTrim"/> of its heartbeats, the reader lets go of what only speeds up
-/// reading a head (<see cref="HeadCompactor.Trim"/>) or a header block, and the next one builds it again.</summary>
+/// reading a head or a header block (<see cref="ITarget.Trim"/>), and the next one builds it again.</summary>
 /// <remarks>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
 /// Kestrel's heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
 /// a trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked
-/// exchange, and a wait that ends while a trim runs waits for it on the lock, which only a trim takes.</remarks>
+/// exchange, and a wait that ends while a trim runs waits for it on <c>_trim</c>, which a trim holds while it runs.</remarks>
 internal sealed class IdleTrim
 {
     /// <summary>What lets go when the connection idles.</summary>
@@ -22,6 +22,9 @@ internal sealed class IdleTrim
 
     private const int Running = 0, Waiting = 1, Trimming = 2, Ended = 3;
     private int _state;
+
+    // Held by a trim while it runs; a wait that ends during a trim takes it only to know the trim has finished.
+    private readonly Lock _trim = new();
 
     // Waits started so far, written by the connection's flow only; the heartbeat tells a new wait from a long one by it.
     private int _waits;
@@ -67,7 +70,7 @@ internal sealed class IdleTrim
             return false;
         }
 
-        lock (this)
+        lock (_trim)
         {
             if (Interlocked.CompareExchange(ref _state, Trimming, Waiting) != Waiting)
             {
@@ -86,9 +89,8 @@ internal sealed class IdleTrim
     {
         if (Interlocked.Exchange(ref _state, state) == Trimming)
         {
-            lock (this)
-            {
-            }
+            _trim.Enter();
+            _trim.Exit();
         }
     }
 }

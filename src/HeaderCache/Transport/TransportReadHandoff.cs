@@ -1,7 +1,7 @@
 using System.IO.Pipelines;
 using System.Threading.Tasks.Sources;
 
-namespace HeaderCache.Pipes;
+namespace HeaderCache.Transport;
 
 /// <summary>Kestrel's wait on a read of the transport that has not completed, through a reader that decides what
 /// Kestrel sees of it. Kestrel gets a read of this source; one loop per reader awaits the transport's read, hands its

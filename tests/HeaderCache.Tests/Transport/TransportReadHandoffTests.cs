@@ -1,8 +1,8 @@
 using System.Buffers;
 using System.IO.Pipelines;
-using HeaderCache.Pipes;
+using HeaderCache.Transport;
 
-namespace HeaderCache.Tests.Pipes;
+namespace HeaderCache.Tests.Transport;
 
 /// <summary>Kestrel's wait on the transport's read through <see cref="TransportReadHandoff"/>, with an in-memory pipe
 /// as the transport and a reader that shows a read once it holds <see cref="Reader.Need"/> bytes.</summary>

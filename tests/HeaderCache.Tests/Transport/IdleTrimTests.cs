@@ -1,6 +1,6 @@
-using HeaderCache.Http1;
+using HeaderCache.Transport;
 
-namespace HeaderCache.Tests.Http1;
+namespace HeaderCache.Tests.Transport;
 
 /// <summary>When <see cref="IdleTrim"/> lets go: after <see cref="IdleTrim.HeartbeatsBeforeTrim"/> beats of one wait,
 /// including a wait an HTTP/2 connection's reader resumes only for Kestrel's own cancellation of its read on each
