@@ -36,7 +36,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
     public void Trim()
     {
-        (_kinds, _joined) = ([], []);
+        ConnectionArrays.Release(ref _kinds);
+        ConnectionArrays.Release(ref _joined);
         handoff.Trim();
     }
 
@@ -142,7 +143,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         if (_kinds.Length < fields.Length)
         {
-            _kinds = new short[Math.Max(fields.Length, _kinds.Length * 2)];
+            ConnectionArrays.Grow(ref _kinds, Math.Max(fields.Length, _kinds.Length * 2));
         }
 
         long total = 0;
@@ -302,7 +303,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     {
         if (_joined.Length < length)
         {
-            _joined = new byte[Math.Max(length, _joined.Length * 2)];
+            ConnectionArrays.Grow(ref _joined, Math.Max(length, _joined.Length * 2));
         }
 
         int at = 0;
@@ -343,7 +344,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     {
         if (output.Length < frame.Length)
         {
-            output = new byte[Math.Max(frame.Length, 2 * output.Length)];
+            ConnectionArrays.Grow(ref output, Math.Max(frame.Length, 2 * output.Length));
         }
 
         Span<byte> target = output;

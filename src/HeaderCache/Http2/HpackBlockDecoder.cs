@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HeaderCache.Caching;
 
 namespace HeaderCache.Http2;
 
@@ -96,7 +97,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     private const int DecoderBuffer = 4096;
 
     private readonly int _maxStringLength = Math.Max(DecoderBuffer, maxStringLength);
-    private HpackField[] _fields = new HpackField[16];
+    private HpackField[] _fields = [];
     private byte[] _scratch = [];
     private int _scratchLength;
     private int _count;
@@ -127,7 +128,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
             if (_count == _fields.Length)
             {
-                Array.Resize(ref _fields, Math.Max(16, _fields.Length * 2));
+                ConnectionArrays.Grow(ref _fields, Math.Max(16, _fields.Length * 2), _count);
             }
 
             ref HpackField field = ref _fields[_count];
@@ -168,15 +169,17 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     /// <summary>Lets go of the scratch and the fields' references to table entries.</summary>
     public void Release()
     {
-        _fields.AsSpan(0, _count).Clear();
+        ConnectionArrays.Release(ref _fields);
+        ConnectionArrays.Release(ref _scratch);
         _count = 0;
-        _scratch = [];
     }
 
     /// <summary>The connection idles: lets go of the last block's fields and the scratch; the table stays.</summary>
     public void Trim()
     {
-        (_fields, _count, _scratch) = ([], 0, []);
+        ConnectionArrays.Release(ref _fields);
+        ConnectionArrays.Release(ref _scratch);
+        _count = 0;
     }
 
     private bool TryReadIndexed(ReadOnlySpan<byte> block, ref int at, ref HpackField field)
@@ -289,7 +292,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         int room = HpackHuffman.MaxDecodedLength(encoded);
         if (_scratch.Length - _scratchLength < room)
         {
-            Array.Resize(ref _scratch, Math.Max(_scratch.Length * 2, _scratchLength + room));
+            ConnectionArrays.Grow(ref _scratch, Math.Max(_scratch.Length * 2, _scratchLength + room), _scratchLength);
         }
 
         length = HpackHuffman.Decode(octets, _scratch.AsSpan(_scratchLength, room));

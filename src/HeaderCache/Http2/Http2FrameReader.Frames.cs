@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using static HeaderCache.Http2.Http2Frame;
 
@@ -147,7 +148,7 @@ internal sealed partial class Http2FrameReader
         int length = (int)frame.Length;
         if (_frame.Length < length)
         {
-            _frame = new byte[Math.Max(length, 2 * _frame.Length)];
+            ConnectionArrays.Grow(ref _frame, Math.Max(length, 2 * _frame.Length));
         }
 
         frame.CopyTo(_frame);
@@ -246,7 +247,7 @@ internal sealed partial class Http2FrameReader
                 return false;
             }
 
-            Array.Resize(ref _block, Math.Max(_blockLength + length, 2 * _block.Length));
+            ConnectionArrays.Grow(ref _block, Math.Max(_blockLength + length, 2 * _block.Length), _blockLength);
         }
 
         bytes.CopyTo(_block.AsSpan(_blockLength));
@@ -258,15 +259,16 @@ internal sealed partial class Http2FrameReader
     // passes through are built again by the next. A block still open, or a rewritten frame not yet taken, keeps its own.
     protected override void TrimIdle()
     {
-        _frame = [];
+        ConnectionArrays.Release(ref _frame);
         if (!Holds)
         {
-            Held = [];
+            ConnectionArrays.Release(ref Held);
         }
 
         if (_state is not (State.BlockFragment or State.Continuation))
         {
-            (_block, _blockLength) = ([], 0);
+            ConnectionArrays.Release(ref _block);
+            _blockLength = 0;
         }
 
         _decoder.Trim();
@@ -276,10 +278,11 @@ internal sealed partial class Http2FrameReader
     protected override void Release()
     {
         _decoder.Release();
-        (_block, _frame) = ([], []);
+        ConnectionArrays.Release(ref _block);
+        ConnectionArrays.Release(ref _frame);
         if (_state != State.HeldShown)
         {
-            Held = [];
+            ConnectionArrays.Release(ref Held);
         }
     }
 }
