@@ -109,6 +109,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     /// anything Kestrel's decoder rejects, after which the table no longer follows Kestrel's.</summary>
     public bool Decode(ReadOnlySpan<byte> block)
     {
+        table.BlockStarts();
         _count = 0;
         _scratchLength = 0;
         int at = 0;
@@ -143,7 +144,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
             _count++;
             if (field.Representation == HpackRepresentation.IncrementalIndexing)
             {
-                table.Insert(new HpackEntry(Name(block, field).ToArray(), Value(block, field).ToArray(), field.StaticIndex));
+                table.Insert(Name(block, field), Value(block, field), field.StaticIndex);
             }
         }
 
@@ -155,7 +156,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         HpackSource.Block => block.Slice(field.NameOffset, field.NameLength),
         HpackSource.Scratch => _scratch.AsSpan(field.NameOffset, field.NameLength),
-        _ => field.NameArray,
+        _ => field.NameArray.AsSpan(0, field.NameLength),
     };
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -163,15 +164,16 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         HpackSource.Block => block.Slice(field.ValueOffset, field.ValueLength),
         HpackSource.Scratch => _scratch.AsSpan(field.ValueOffset, field.ValueLength),
-        _ => field.ValueArray,
+        _ => field.ValueArray.AsSpan(0, field.ValueLength),
     };
 
-    /// <summary>Lets go of the scratch and the fields' references to table entries.</summary>
+    /// <summary>The connection reads no more blocks: lets go of the fields, the scratch and the table's entries.</summary>
     public void Release()
     {
         ConnectionArrays.Release(ref _fields);
         ConnectionArrays.Release(ref _scratch);
         _count = 0;
+        table.Release();
     }
 
     /// <summary>The connection idles: lets go of the last block's fields and the scratch; the table stays.</summary>
@@ -192,15 +194,15 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
         if (field.Entry is { } entry)
         {
-            field.ValueArray = entry.Value;
+            (field.ValueArray, field.ValueLength) = (entry.ValueArray, entry.ValueLength);
         }
         else
         {
             field.ValueArray = HpackStaticTable.Value(index);
+            field.ValueLength = field.ValueArray.Length;
         }
 
         field.ValueSource = HpackSource.Array;
-        field.ValueLength = field.ValueArray.Length;
         field.LongestString = Math.Max(field.NameLength, field.ValueLength);
         return true;
     }
@@ -247,6 +249,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         {
             field.StaticIndex = index;
             field.NameArray = HpackStaticTable.Name(index);
+            field.NameLength = field.NameArray.Length;
         }
         else
         {
@@ -258,11 +261,10 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
             field.Entry = entry;
             field.StaticIndex = entry.StaticNameIndex;
-            field.NameArray = entry.Name;
+            (field.NameArray, field.NameLength) = (entry.NameArray, entry.NameLength);
         }
 
         field.NameSource = HpackSource.Array;
-        field.NameLength = field.NameArray.Length;
         return true;
     }
 

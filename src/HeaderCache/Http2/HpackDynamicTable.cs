@@ -1,32 +1,68 @@
+using HeaderCache.Caching;
+
 namespace HeaderCache.Http2;
 
 /// <summary>One entry of the mirrored dynamic table: the decoded octets, and the strings a taken reference to it gets,
 /// made the first time one is taken and then handed out without a compare.</summary>
-internal sealed class HpackEntry(byte[] name, byte[] value, int staticNameIndex)
+/// <remarks>The octets are in arrays of the shared pool (<see cref="ConnectionArrays"/>); the table gives them back, and
+/// keeps the emptied entry for a later insert, only once no decoded field can refer to the entry any more.</remarks>
+internal sealed class HpackEntry
 {
-    public byte[] Name { get; } = name;
-    public byte[] Value { get; } = value;
+    private byte[] _name = [];
+    private byte[] _value = [];
+
+    public ReadOnlySpan<byte> Name => _name.AsSpan(0, NameLength);
+    public ReadOnlySpan<byte> Value => _value.AsSpan(0, ValueLength);
+
+    /// <summary>The array <see cref="Name"/> starts its first <see cref="NameLength"/> octets.</summary>
+    public byte[] NameArray => _name;
+
+    /// <summary>The array <see cref="Value"/> starts its first <see cref="ValueLength"/> octets.</summary>
+    public byte[] ValueArray => _value;
+
+    public int NameLength { get; private set; }
+    public int ValueLength { get; private set; }
 
     /// <summary>The static index the name was given by, or 0: Kestrel treats such an entry's name as that static
     /// entry's.</summary>
-    public int StaticNameIndex { get; } = staticNameIndex;
+    public int StaticNameIndex { get; private set; }
 
     // Set once the entry is first taken; both are null until then.
     public string? NameString;
     public string? ValueString;
 
     /// <summary>RFC 7541 4.1: the decoded octets plus 32.</summary>
-    public int Size => Name.Length + Value.Length + HpackDynamicTable.EntryOverhead;
+    public int Size => NameLength + ValueLength + HpackDynamicTable.EntryOverhead;
+
+    public void Set(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
+    {
+        _name = ConnectionArrays.Rent<byte>(name.Length);
+        _value = ConnectionArrays.Rent<byte>(value.Length);
+        name.CopyTo(_name);
+        value.CopyTo(_value);
+        (NameLength, ValueLength, StaticNameIndex) = (name.Length, value.Length, staticNameIndex);
+    }
+
+    public void Clear()
+    {
+        ConnectionArrays.Release(ref _name);
+        ConnectionArrays.Release(ref _value);
+        (NameLength, ValueLength, StaticNameIndex, NameString, ValueString) = (0, 0, 0, null, null);
+    }
 }
 
 /// <summary>The mirror of Kestrel's HPACK decoding table for one connection: sizes counted on decoded octets plus 32,
 /// the oldest entries evicted first, an entry larger than the table empties it and is not added (RFC 7541 4.4), and
 /// the maximum is the size Kestrel advertises, which only size updates lower or restore.</summary>
+/// <remarks>An entry evicted while a block is decoded may still be what one of that block's fields refers to: it is
+/// emptied and kept for reuse only when the next block starts (<see cref="BlockStarts"/>) or the table is let go.</remarks>
 internal sealed class HpackDynamicTable(int advertisedSize)
 {
     public const int EntryOverhead = 32;
 
     private HpackEntry?[] _entries = [];
+    private readonly Stack<HpackEntry> _evicted = new();
+    private readonly Stack<HpackEntry> _free = new();
     private int _newest = -1;   // ring index of the newest entry
     private int _count;
     private int _size;
@@ -65,9 +101,27 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         return true;
     }
 
-    public void Insert(HpackEntry entry)
+    /// <summary>A block starts decoding: no field refers to the entries evicted before it any more.</summary>
+    public void BlockStarts()
     {
-        int size = entry.Size;
+        while (_evicted.TryPop(out HpackEntry? entry))
+        {
+            entry.Clear();
+            _free.Push(entry);
+        }
+    }
+
+    /// <summary>The connection ends: gives every entry's octets back.</summary>
+    public void Release()
+    {
+        EvictTo(0);
+        BlockStarts();
+        _free.Clear();
+    }
+
+    public void Insert(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
+    {
+        int size = name.Length + value.Length + EntryOverhead;
         if (size > MaxSize)
         {
             EvictTo(0);
@@ -75,6 +129,8 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         }
 
         EvictTo(MaxSize - size);
+        HpackEntry entry = _free.TryPop(out HpackEntry? free) ? free : new HpackEntry();
+        entry.Set(name, value, staticNameIndex);
         if (_count == _entries.Length)
         {
             Grow();
@@ -96,7 +152,9 @@ internal sealed class HpackDynamicTable(int advertisedSize)
                 oldest += _entries.Length;
             }
 
-            _size -= _entries[oldest]!.Size;
+            HpackEntry entry = _entries[oldest]!;
+            _size -= entry.Size;
+            _evicted.Push(entry);
             _entries[oldest] = null;
             _count--;
         }
