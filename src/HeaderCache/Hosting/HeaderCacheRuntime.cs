@@ -129,7 +129,8 @@ internal sealed class HeaderCacheRuntime : IDisposable
         }
         catch (Exception ex) when (ex is OptionsValidationException or InvalidOperationException)
         {
-            // A binding error ("Failed to convert configuration value ...") names the setting and the value.
+            // A value a setting cannot hold and one out of range both fail validation with one line naming the setting;
+            // anything else the configuration throws here is reported by its own message.
             string fault = ex is OptionsValidationException validation ? string.Join(" ", validation.Failures) : ex.Message;
             if (Interlocked.Exchange(ref _lastFault, fault) != fault)
             {

@@ -64,8 +64,7 @@ internal sealed partial class Http2FrameReader : TransportReader
 
     protected override bool ShowsHeld => _state == State.HeldShown;
 
-    // Kestrel cancels an HTTP/2 connection's pending read on its heartbeat: a wait after a read that brought only that
-    // cancellation is the same wait.
+    // A read that brought only a cancellation brought no request: the wait after it is the same wait.
     protected override void WaitStarts(IdleTrim idle) => idle.Wait(continues: _readBroughtNothing);
 
     protected override bool TryShowWaited(in ReadResult input, out ReadResult result)

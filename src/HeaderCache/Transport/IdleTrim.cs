@@ -35,8 +35,8 @@ internal sealed class IdleTrim
     private int _trimmedWait = -1;
 
     /// <summary>Kestrel now waits for the next request and the reader reads nothing until <see cref="Resume"/>. A wait
-    /// that <paramref name="continues"/> the last one (its read brought no bytes: Kestrel cancels an HTTP/2 connection's
-    /// pending read on every heartbeat) counts as the same wait.</summary>
+    /// that <paramref name="continues"/> the last one (its read brought only a cancellation, so no request) counts as the
+    /// same wait.</summary>
     public void Wait(bool continues = false)
     {
         if (!continues)

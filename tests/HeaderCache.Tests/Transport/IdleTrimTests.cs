@@ -8,14 +8,14 @@ namespace HeaderCache.Tests.Transport;
 public sealed class IdleTrimTests
 {
     [Fact]
-    public void A_wait_that_Kestrels_cancellation_interrupts_every_beat_is_trimmed()
+    public void A_wait_that_a_cancellation_interrupts_every_beat_is_trimmed()
     {
         var idle = new IdleTrim();
         var target = new Target();
         idle.Wait();
         for (int beat = 0; beat < 2 * IdleTrim.HeartbeatsBeforeTrim && target.Trims == 0; beat++)
         {
-            // Kestrel's heartbeat cancels the read; the reader shows the cancellation and Kestrel reads again.
+            // A cancellation ends each read; the reader shows it and Kestrel reads again.
             idle.Resume();
             idle.OnHeartbeat(target);
             idle.Wait(continues: true);
