@@ -97,7 +97,6 @@ internal sealed partial class Http2FrameReader
     {
         Span<byte> header = stackalloc byte[HeaderLength];
         rest.Slice(0, HeaderLength).CopyTo(header);
-        SawFrame = true;
         int length = (header[0] << 16) | (header[1] << 8) | header[2];
         byte type = header[3];
         byte flags = header[4];

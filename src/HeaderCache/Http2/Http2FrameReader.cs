@@ -53,10 +53,6 @@ internal sealed partial class Http2FrameReader : TransportReader
     /// <summary>Why the reader stopped, or <see cref="PassThroughReason.None"/>.</summary>
     public PassThroughReason PassThroughReason { get; private set; }
 
-    /// <summary>Whether a frame followed the preface: on a cleartext endpoint where Kestrel runs HTTP/1.1, the preface
-    /// alone gets Kestrel's GOAWAY (HTTP_1_1_REQUIRED) and the connection ends, as it would without the reader.</summary>
-    public bool SawFrame { get; private set; }
-
     /// <summary>Called once when the reader stops, with what made it stop.</summary>
     public Action<Http2StopCause>? Stopped { get; set; }
 
