@@ -101,13 +101,17 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         return true;
     }
 
-    /// <summary>A block starts decoding: no field refers to the entries evicted before it any more.</summary>
+    /// <summary>A block starts decoding: no field refers to the entries evicted before it any more. Emptied entries are
+    /// kept for reuse up to as many as the table can hold, however many one block evicted.</summary>
     public void BlockStarts()
     {
         while (_evicted.TryPop(out HpackEntry? entry))
         {
             entry.Clear();
-            _free.Push(entry);
+            if (_free.Count < AdvertisedSize / EntryOverhead)
+            {
+                _free.Push(entry);
+            }
         }
     }
 
