@@ -74,8 +74,8 @@ internal struct PreviousKnownValues
 
     public void Release()
     {
-        ConnectionArrays.Return(_values);
-        (_values, _reusable) = ([], 0);
+        ConnectionArrays.Release(ref _values);
+        _reusable = 0;
     }
 
     private readonly bool IsPrevious(int known, ReadOnlySpan<byte> value, string? recalled)

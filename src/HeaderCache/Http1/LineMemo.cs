@@ -72,10 +72,9 @@ internal sealed partial class LineMemo
 
     public void Release()
     {
-        ConnectionArrays.Return(_fingerprints);
-        ConnectionArrays.Return(_entries);
-        ConnectionArrays.Return(_bytes);
-        (_fingerprints, _entries, _bytes) = ([], [], []);
+        ConnectionArrays.Release(ref _fingerprints);
+        ConnectionArrays.Release(ref _entries);
+        ConnectionArrays.Release(ref _bytes);
         (_used, _hand, _found, _foundSinceHand) = (0, 0, -1, 0);
         (_previous, _first) = (-1, 0);
     }
