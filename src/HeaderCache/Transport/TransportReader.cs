@@ -192,7 +192,18 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
 
-    bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result) => TryShowWaited(input, out result);
+    // A read that ends after Kestrel completed the reader touches none of the reader's buffers, which went back to the
+    // shared pool at Complete: Kestrel gets the transport's result as it is.
+    bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result)
+    {
+        if (Volatile.Read(ref _completed))
+        {
+            result = input;
+            return true;
+        }
+
+        return TryShowWaited(input, out result);
+    }
 
     /// <summary>Decides what Kestrel sees of the transport's read <paramref name="input"/>; false: nothing yet, and the
     /// read was advanced.</summary>
