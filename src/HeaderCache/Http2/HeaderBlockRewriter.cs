@@ -23,8 +23,6 @@ namespace HeaderCache.Http2;
 /// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para></remarks>
 internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, KestrelLimits limits)
 {
-    private const int PseudoAuthority = 1, PseudoMethod = 2, PseudoPath = 4, PseudoScheme = 8, PseudoProtocol = 16;
-
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
 
     private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
@@ -152,50 +150,58 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         for (int i = 0; i < fields.Length; i++)
         {
             ref readonly HpackField field = ref fields[i];
-            ReadOnlySpan<byte> name = decoder.Name(block, field);
-            ReadOnlySpan<byte> value = decoder.Value(block, field);
-            total += name.Length + value.Length;
-            if (field.LongestString > limits.MaxRequestHeaderFieldSize || value.ContainsAnyExcept(HttpBytes.Visible)
-                || (value.Length != 0 && (value[0] == HttpBytes.SP || value[^1] == HttpBytes.SP)))
+            total += field.NameLength + field.ValueLength;
+            if (field.LongestString > limits.MaxRequestHeaderFieldSize || !IsVisible(block, field))
             {
                 return false;
             }
 
-            if (name[0] == HttpBytes.Colon)
+            HpackNameCheck name = NameCheck(block, field);
+            if (name.Rejected || (name.IsTe && !decoder.Value(block, field).SequenceEqual("trailers"u8)))
             {
-                int bit = PseudoBit(name);
-                if (regular || bit == 0 || (pseudo & bit) != 0)
+                return false;
+            }
+
+            if (name.Pseudo != 0)
+            {
+                if (regular || (pseudo & name.Pseudo) != 0)
                 {
                     return false;
                 }
 
-                pseudo |= bit;
-                _kinds[i] = FieldNames.Kept;
-                continue;
+                pseudo |= name.Pseudo;
             }
-
-            regular = true;
-            if (name.ContainsAnyExcept(HttpBytes.LowercaseToken) || name.SequenceEqual("connection"u8)
-                || (name.SequenceEqual("te"u8) && !value.SequenceEqual("trailers"u8)))
+            else
             {
-                return false;
+                regular = true;
             }
 
-            _kinds[i] = (short)FieldNames.Classify(name);
+            _kinds[i] = name.Kind;
         }
 
         return total <= limits.MaxRequestHeadersTotalSize;
     }
 
-    private static int PseudoBit(ReadOnlySpan<byte> name) => name switch
+    // A name the table gives is checked once: a dynamic entry keeps its check, the static ones are checked up front.
+    private HpackNameCheck NameCheck(ReadOnlySpan<byte> block, in HpackField field) =>
+        field.Entry is { } entry ? entry.NameCheck ??= HpackNameCheck.Of(entry.Name)
+        : field.StaticIndex != 0 ? HpackNameCheck.Static(field.StaticIndex)
+        : HpackNameCheck.Of(decoder.Name(block, field));
+
+    // VCHAR and SP, neither first nor last. A reference to a dynamic entry is checked once for the entry; the static
+    // table's values all pass.
+    private bool IsVisible(ReadOnlySpan<byte> block, in HpackField field)
     {
-        _ when name.SequenceEqual(":authority"u8) => PseudoAuthority,
-        _ when name.SequenceEqual(":method"u8) => PseudoMethod,
-        _ when name.SequenceEqual(":path"u8) => PseudoPath,
-        _ when name.SequenceEqual(":scheme"u8) => PseudoScheme,
-        _ when name.SequenceEqual(":protocol"u8) => PseudoProtocol,
-        _ => 0,
-    };
+        if (field.Representation == HpackRepresentation.Indexed)
+        {
+            return field.Entry is not { } entry || (entry.ValueVisible ??= IsVisible(entry.Value));
+        }
+
+        return IsVisible(decoder.Value(block, field));
+    }
+
+    private static bool IsVisible(ReadOnlySpan<byte> value) =>
+        !value.ContainsAnyExcept(HttpBytes.Visible) && (value.Length == 0 || (value[0] != HttpBytes.SP && value[^1] != HttpBytes.SP));
 
     // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place.
     private ArraySegment<TakenHeader> Resolve(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, int taken)

@@ -97,6 +97,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     private const int DecoderBuffer = 4096;
 
     private readonly int _maxStringLength = Math.Max(DecoderBuffer, maxStringLength);
+    private readonly HuffmanMemo _huffman = new();
     private HpackField[] _fields = [];
     private byte[] _scratch = [];
     private int _scratchLength;
@@ -172,15 +173,18 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         ConnectionArrays.Release(ref _fields);
         ConnectionArrays.Release(ref _scratch);
+        _huffman.Release();
         _count = 0;
         table.Release();
     }
 
-    /// <summary>The connection idles: lets go of the last block's fields and the scratch; the table stays.</summary>
+    /// <summary>The connection idles: lets go of the last block's fields, the scratch and the strings remembered for
+    /// Huffman decoding; the table stays.</summary>
     public void Trim()
     {
         ConnectionArrays.Release(ref _fields);
         ConnectionArrays.Release(ref _scratch);
+        _huffman.Release();
         _count = 0;
     }
 
@@ -297,7 +301,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
             ConnectionArrays.Grow(ref _scratch, Math.Max(_scratch.Length * 2, _scratchLength + room), _scratchLength);
         }
 
-        length = HpackHuffman.Decode(octets, _scratch.AsSpan(_scratchLength, room));
+        length = _huffman.Decode(octets, _scratch.AsSpan(_scratchLength, room));
         if (length < 0)
         {
             return false;

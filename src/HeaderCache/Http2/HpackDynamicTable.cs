@@ -31,6 +31,10 @@ internal sealed class HpackEntry
     public string? NameString;
     public string? ValueString;
 
+    // The rewriter's checks of the name and of the value, made once for every field that refers to the entry.
+    public HpackNameCheck? NameCheck;
+    public bool? ValueVisible;
+
     /// <summary>RFC 7541 4.1: the decoded octets plus 32.</summary>
     public int Size => NameLength + ValueLength + HpackDynamicTable.EntryOverhead;
 
@@ -47,7 +51,7 @@ internal sealed class HpackEntry
     {
         ConnectionArrays.Release(ref _name);
         ConnectionArrays.Release(ref _value);
-        (NameLength, ValueLength, StaticNameIndex, NameString, ValueString) = (0, 0, 0, null, null);
+        (NameLength, ValueLength, StaticNameIndex, NameString, ValueString, NameCheck, ValueVisible) = (0, 0, 0, null, null, null, null);
     }
 }
 
