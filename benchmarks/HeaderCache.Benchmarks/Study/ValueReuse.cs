@@ -1,8 +1,5 @@
-using HeaderCache.H2Client;
 using HeaderCache.InMemory;
 using HeaderCache.Traffic;
-using Microsoft.AspNetCore.Http;
-using Microsoft.Extensions.Primitives;
 using static System.FormattableString;
 
 namespace HeaderCache.Benchmarks.Study;
@@ -34,12 +31,13 @@ internal static class ValueReuse
         output.WriteLine("| requests per connection | repeated values per request | Kestrel alone | HeaderCache |");
         output.WriteLine("|---:|---:|---:|---:|");
 
-        var misses = new Dictionary<string, (long Repeated, long Missed)>(StringComparer.OrdinalIgnoreCase);
+        AppVisibleReuse.Counts? atLength48 = null;
         foreach (int length in Lengths)
         {
             int connections = RequestsPerRow / length;
-            Counts alone = Measure(headerCache: false, http2, profile, policy, shortCrumbs, streams, length, connections, misses: null);
-            Counts cached = Measure(headerCache: true, http2, profile, policy, shortCrumbs, streams, length, connections, length == 48 ? misses : null);
+            AppVisibleReuse.Counts alone = AppVisibleReuse.Measure(headerCache: false, http2, profile, policy, shortCrumbs, streams, length, connections);
+            AppVisibleReuse.Counts cached = AppVisibleReuse.Measure(headerCache: true, http2, profile, policy, shortCrumbs, streams, length, connections);
+            atLength48 = length == 48 ? cached : atLength48;
             output.WriteLine(Invariant(
                 $"| {length} | {alone.Repeated / (double)(connections * length):0.00} | {alone.Share:0.000} | {cached.Share:0.000} |"));
         }
@@ -49,124 +47,9 @@ internal static class ValueReuse
         output.WriteLine();
         output.WriteLine("| header | repeated | not the same instance |");
         output.WriteLine("|---|---:|---:|");
-        foreach ((string name, (long repeated, long missed)) in misses.Where(m => m.Value.Missed > 0).OrderByDescending(m => m.Value.Missed))
+        foreach ((string name, (long repeated, long same)) in atLength48!.ByName.Where(m => m.Value.SameInstance < m.Value.Repeated).OrderByDescending(m => m.Value.Repeated - m.Value.SameInstance))
         {
-            output.WriteLine(Invariant($"| {name} | {repeated} | {missed} |"));
-        }
-    }
-
-    private static Counts Measure(
-        bool headerCache, bool http2, TrafficProfile profile, HpackEncoding encoder, bool shortCrumbs, int streams, int length, int connections,
-        Dictionary<string, (long Repeated, long Missed)>? misses)
-    {
-        var recorder = new Recorder(misses);
-        InMemoryKestrel server = http2
-            ? InMemoryKestrel.StartHttp2Async(headerCache, recorder.Record).GetAwaiter().GetResult()
-            : InMemoryKestrel.StartAsync(headerCache, recorder.Record).GetAwaiter().GetResult();
-        try
-        {
-            for (int c = 0; c < connections; c++)
-            {
-                byte[][] requests = ConnectionBytes.Render(profile, http2, encoder, bare: false, length, seed: c, shortCrumbs);
-                RunConnectionAsync(server, http2, requests, streams).GetAwaiter().GetResult();
-            }
-        }
-        finally
-        {
-            server.DisposeAsync().AsTask().GetAwaiter().GetResult();
-        }
-
-        return recorder.Totals;
-    }
-
-    private static async Task RunConnectionAsync(InMemoryKestrel server, bool http2, byte[][] requests, int streams)
-    {
-        InMemoryClient client = server.Connect();
-        if (http2)
-        {
-            Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
-            foreach (byte[][] batch in requests.Chunk(streams))
-            {
-                await exchange.RoundTripsAsync(batch);
-            }
-        }
-        else
-        {
-            foreach (byte[] request in requests)
-            {
-                await client.Output.WriteAsync(request);
-                await client.ReadHeadAsync();
-            }
-        }
-
-        await client.CompleteAsync();
-        while (true)
-        {
-            var result = await client.Input.ReadAsync();
-            client.Input.AdvanceTo(result.Buffer.End);
-            if (result.IsCompleted)
-            {
-                break;
-            }
-        }
-
-        await client.Input.CompleteAsync();
-    }
-
-    private readonly record struct Counts(long Repeated, long SameInstance)
-    {
-        public double Share => Repeated == 0 ? double.NaN : SameInstance / (double)Repeated;
-    }
-
-    // Per connection, per header name (any casing) and value: the instances the application got. Streams of one
-    // connection run at once, so a connection's record is locked.
-    private sealed class Recorder(Dictionary<string, (long Repeated, long Missed)>? misses)
-    {
-        private readonly Dictionary<string, Dictionary<(string Name, string Value), HashSet<string>>> _connections = new(StringComparer.Ordinal);
-        private long _repeated;
-        private long _sameInstance;
-
-        public Counts Totals => new(_repeated, _sameInstance);
-
-        public Task Record(HttpContext context)
-        {
-            lock (_connections)
-            {
-                if (!_connections.TryGetValue(context.Connection.Id, out Dictionary<(string Name, string Value), HashSet<string>>? seen))
-                {
-                    seen = [];
-                    _connections[context.Connection.Id] = seen;
-                }
-
-                foreach (KeyValuePair<string, StringValues> header in context.Request.Headers)
-                {
-                    foreach (string? value in header.Value)
-                    {
-                        if (value is null)
-                        {
-                            continue;
-                        }
-
-                        var key = (header.Key.ToLowerInvariant(), value);
-                        if (!seen.TryGetValue(key, out HashSet<string>? instances))
-                        {
-                            seen[key] = new HashSet<string>(ReferenceEqualityComparer.Instance) { value };
-                            continue;
-                        }
-
-                        bool same = !instances.Add(value);
-                        _repeated++;
-                        _sameInstance += same ? 1 : 0;
-                        if (misses is not null)
-                        {
-                            misses.TryGetValue(key.Item1, out (long Repeated, long Missed) counts);
-                            misses[key.Item1] = (counts.Repeated + 1, counts.Missed + (same ? 0 : 1));
-                        }
-                    }
-                }
-            }
-
-            return Task.CompletedTask;
+            output.WriteLine(Invariant($"| {name} | {repeated} | {repeated - same} |"));
         }
     }
 }
