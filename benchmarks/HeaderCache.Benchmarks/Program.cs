@@ -35,6 +35,29 @@ if (args.Length is >= 3 and <= 5 && args[0] == "connection-lengths" && args[1] i
     return;
 }
 
+if (args.Length is >= 3 and <= 6 && args[0] == "reuse" && args[1] is "h1" or "h2")
+{
+    // <h1|h2> <profile> [chrome|nghttp2|httpclient] [crumbs] [streams]: the streams, a number, last.
+    int streams = 1;
+    int end = args.Length;
+    if (end > 3 && int.TryParse(args[end - 1], NumberStyles.None, CultureInfo.InvariantCulture, out int parsed))
+    {
+        streams = parsed;
+        end--;
+    }
+
+    bool crumbs = end > 4 && args[4] == "crumbs";
+    if (streams < 1 || end > (crumbs ? 5 : 4))
+    {
+        Console.Error.WriteLine("usage: reuse <h1|h2> <profile> [chrome|nghttp2|httpclient] [crumbs] [streams]");
+        Environment.ExitCode = 2;
+        return;
+    }
+
+    ValueReuse.Run(args[1] == "h2", args[2], end > 3 ? args[3] : "chrome", crumbs, streams, Console.Out);
+    return;
+}
+
 if (args.Length > 0 && args[0] == "retained-memory")
 {
     RetainedMemory.Run(Console.Out);

@@ -85,7 +85,10 @@ internal static class ConnectionBytes
     /// bearer token, which it always does.</summary>
     public const string ShortCrumbsAndToken = "Cookie: sid=0123456789abcdefghij; lang=en-US; ab=1-2\r\nAuthorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl";
 
-    private static byte[][] Render(TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int seed, bool shortCrumbs)
+    /// <summary>The <paramref name="length"/> requests of one connection of <paramref name="profile"/> rendered from
+    /// <paramref name="seed"/>: HTTP/1.1 heads, or HEADERS frames (stream id 0) of one HPACK encoder of
+    /// <paramref name="encoder"/>'s rules; the other parameters as <see cref="PerRequest"/>'s.</summary>
+    public static byte[][] Render(TrafficProfile profile, bool http2, HpackEncoding encoder, bool bare, int length, int seed, bool shortCrumbs)
     {
         TrafficProfile.Connection connection = profile.Connect(seed);
         string Head(int i)

@@ -119,6 +119,15 @@ internal sealed class FieldResolver
         return resolved;
     }
 
+    /// <summary>The string of the value of a field that stays for Kestrel, for the application to get in place of the
+    /// one Kestrel makes: as <see cref="ResolveValue"/>, but <see langword="null"/> where that would make a string no
+    /// cache keeps (too long, excluded, a name whose values are created without a look-up), which would be a second
+    /// new string for the same value.</summary>
+    public string? ResolveKeptValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
+        value.Length > _values.MaxLength || IsExcluded(name) || ValueAdmission.IsBypassed(_admission.Misses(field))
+            ? null
+            : ResolveValue(ref field, name, value, out _);
+
     /// <summary>Whether the name a field was resolved to before is still there: Kestrel's constant, or the string the
     /// cache of names holds in that slot.</summary>
     public bool IsNameHeld(int kind, int slot, string name) => kind >= 0 || ReferenceEquals(_names.StringAt(slot), name);

@@ -20,7 +20,10 @@ namespace HeaderCache.Http2;
 /// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none.</para>
 /// <para>A field taken never costs a string Kestrel alone would not make: a literal of a known name whose value would get
 /// a new string every time stays, with its name's other fields, for Kestrel to hand back its previous string when the
-/// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para></remarks>
+/// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para>
+/// <para>A field that stays and adds to the table or refers to it gets the strings a taken field of the same entry gets,
+/// which replace Kestrel's in the request's collection, so that the application gets one instance of a value whichever
+/// way its field went; never a string the cache would not keep, which would only be a second one.</para></remarks>
 internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, KestrelLimits limits)
 {
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
@@ -58,6 +61,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         // reference to a table entry gets the entry's strings, made once per entry.
         ulong knownStays = 0;
         ulong createdEveryTime = 0;
+        ulong knownSeen = 0;
+        ulong knownRepeated = 0;
         int cookies = 0;
         bool othersStay = false;
         int taken = 0;
@@ -67,6 +72,12 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             if (kind == FieldNames.Kept)
             {
                 continue;
+            }
+
+            if (kind >= 0)
+            {
+                knownRepeated |= knownSeen & (1UL << kind);
+                knownSeen |= 1UL << kind;
             }
 
             ref readonly HpackField field = ref fields[i];
@@ -99,20 +110,25 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         knownStays |= createdEveryTime;
 
+        int given = 0;
         for (int i = 0; i < fields.Length; i++)
         {
             if (IsTaken(_kinds[i], knownStays, othersStay))
             {
                 taken++;
             }
+            else if (IsGivenStrings(block, fields, i, knownRepeated))
+            {
+                given++;
+            }
         }
 
-        if (taken == 0)
+        if (taken == 0 && given == 0)
         {
             return 0;
         }
 
-        ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, taken);
+        ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken, given);
         if (lines.Array is null)
         {
             return 0;
@@ -124,11 +140,48 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        return Write(frame, fragmentStart, fields, knownStays, othersStay, ref output);
+        return taken == 0 ? 0 : Write(frame, fragmentStart, fields, knownStays, othersStay, ref output);
     }
 
     private static bool IsTaken(short kind, ulong knownStays, bool othersStay) =>
         kind >= 0 ? (knownStays & (1UL << kind)) == 0 : (kind is FieldNames.Other or FieldNames.Interned) && !othersStay;
+
+    // Whether field i, which stays for Kestrel, gets the strings a taken field would get, for the application to read
+    // in place of those Kestrel makes, so that a value is one instance whether its field was taken or stayed: a
+    // reference to the table, or a literal that adds to the dynamic table, of a name the block sends once, none of the
+    // names Kestrel acts on; or the first crumb of a cookie in crumbs, for the joined value, as taken crumbs get it.
+    private bool IsGivenStrings(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, int i, ulong knownRepeated)
+    {
+        short kind = _kinds[i];
+        ref readonly HpackField field = ref fields[i];
+        if (kind == CookieKind && (knownRepeated & (1UL << kind)) != 0)
+        {
+            return _kinds.AsSpan(0, i).IndexOf(kind) < 0;
+        }
+
+        if (kind == FieldNames.Kept
+            || field.Representation is HpackRepresentation.WithoutIndexing or HpackRepresentation.NeverIndexed
+            || (field.Representation == HpackRepresentation.IncrementalIndexing && field.Added is null))
+        {
+            return false;
+        }
+
+        if (kind >= 0)
+        {
+            return (knownRepeated & (1UL << kind)) == 0;
+        }
+
+        ReadOnlySpan<byte> name = decoder.Name(block, field);
+        for (int j = 0; j < fields.Length; j++)
+        {
+            if (j != i && _kinds[j] is FieldNames.Other or FieldNames.Interned && decoder.Name(block, fields[j]).SequenceEqual(name))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
 
     // Kestrel's checks on each field and on the block, stricter where that is simpler: a block any of them could
     // reject passes unchanged.
@@ -203,22 +256,18 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     private static bool IsVisible(ReadOnlySpan<byte> value) =>
         !value.ContainsAnyExcept(HttpBytes.Visible) && (value.Length == 0 || (value[0] != HttpBytes.SP && value[^1] != HttpBytes.SP));
 
-    // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place.
-    private ArraySegment<TakenHeader> Resolve(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, int taken)
+    // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place. After
+    // them in the array (not in the segment), up to the first empty entry, the strings of the fields that stay and are
+    // given strings, where the cache keeps their values.
+    private ArraySegment<TakenHeader> Resolve(
+        ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, ulong knownRepeated, int taken, int given)
     {
-        int cookie = CookieKind;
-        int crumbs = 0;
-        int joinedLength = 0;
-        for (int i = 0; i < fields.Length; i++)
-        {
-            if (_kinds[i] == cookie && IsTaken(_kinds[i], knownStays, othersStay))
-            {
-                joinedLength += (crumbs++ == 0 ? 0 : 2) + fields[i].ValueLength;
-            }
-        }
+        short cookie = (short)CookieKind;
+        int crumbs = IsTaken(cookie, knownStays, othersStay) ? _kinds.AsSpan(0, fields.Length).Count(cookie) : 0;
+        int joinedLength = JoinedLength(fields, cookie);
 
         int length = crumbs > 1 ? taken - crumbs + 1 : taken;
-        TakenHeader[] lines = handoff.Rent(length);
+        TakenHeader[] lines = handoff.Rent(length + given);
         int count = 0;
         ulong knownSeen = 0;
         for (int i = 0; i < fields.Length; i++)
@@ -242,7 +291,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
 
             string? value = kind == cookie && crumbs > 1
-                ? JoinCookie(block, fields, ref line, joinedLength)
+                ? JoinCookie(block, fields, ref line, joinedLength, kept: false)
                 : ValueOf(block, field, ref line);
             if (value is null)
             {
@@ -266,7 +315,75 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
         }
 
+        int stayed = length;
+        for (int i = 0; i < fields.Length && given != 0; i++)
+        {
+            if (IsTaken(_kinds[i], knownStays, othersStay) || !IsGivenStrings(block, fields, i, knownRepeated))
+            {
+                continue;
+            }
+
+            ref TakenHeader line = ref lines[stayed];
+            line.Known = _kinds[i];
+            line.NameSlot = -1;
+            line.NameLength = (ushort)fields[i].NameLength;
+            line.Name = line.Known >= 0 ? FieldNames.KnownName(line.Known) : null;
+            string? value = line.Known == cookie && (knownRepeated & (1UL << cookie)) != 0
+                ? JoinCookie(block, fields, ref line, JoinedLength(fields, cookie), kept: true)
+                : StayedValueOf(fields[i], ref line);
+            if (value is not null)
+            {
+                line.Value = value;
+                stayed++;
+            }
+            else
+            {
+                line = default;
+            }
+        }
+
+        if (stayed == 0)
+        {
+            handoff.Return(lines);
+            return default;
+        }
+
         return new ArraySegment<TakenHeader>(lines, 0, length);
+    }
+
+    // The length of a cookie's crumbs joined with "; ".
+    private int JoinedLength(ReadOnlySpan<HpackField> fields, int cookie)
+    {
+        int length = -2;
+        for (int i = 0; i < fields.Length; i++)
+        {
+            length += _kinds[i] == cookie ? 2 + fields[i].ValueLength : 0;
+        }
+
+        return Math.Max(length, 0);
+    }
+
+    // The strings of a field that stays: a static entry's value, or the table entry's strings, made once per entry, where
+    // the cache keeps the value; else null, and the application reads Kestrel's.
+    private string? StayedValueOf(in HpackField field, ref TakenHeader line)
+    {
+        HpackEntry? entry = field.Representation == HpackRepresentation.Indexed ? field.Entry : field.Added;
+        if (entry is null)
+        {
+            line.Name ??= ResolveName(field.NameArray, ref line);
+            return HpackStaticTable.ValueString(field.StaticIndex);
+        }
+
+        if (entry.ValueString is null)
+        {
+            line.Name ??= ResolveName(entry.Name, ref line);
+            entry.ValueString = resolver.ResolveKeptValue(ref line, entry.Name, entry.Value);
+            entry.NameString = entry.ValueString is null ? null : line.Name;
+            return entry.ValueString;
+        }
+
+        line.Name = entry.NameString;
+        return entry.ValueString;
     }
 
     private string? ValueOf(ReadOnlySpan<byte> block, in HpackField field, ref TakenHeader line)
@@ -304,8 +421,9 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         return resolved;
     }
 
-    // Kestrel joins a cookie's crumbs with "; " in arrival order; the joined value goes through the cache as one value.
-    private string? JoinCookie(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ref TakenHeader line, int length)
+    // Kestrel joins a cookie's crumbs with "; " in arrival order; the joined value goes through the cache as one value
+    // (of a cookie that stays, only where the cache keeps it).
+    private string? JoinCookie(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ref TakenHeader line, int length, bool kept)
     {
         if (_joined.Length < length)
         {
@@ -328,7 +446,9 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
         }
 
-        return resolver.ResolveValue(ref line, "cookie"u8, _joined.AsSpan(0, at), out _);
+        return kept
+            ? resolver.ResolveKeptValue(ref line, "cookie"u8, _joined.AsSpan(0, at))
+            : resolver.ResolveValue(ref line, "cookie"u8, _joined.AsSpan(0, at), out _);
     }
 
     private static bool IsRepeated(ReadOnlySpan<TakenHeader> earlier, string name)

@@ -30,6 +30,7 @@ internal struct HpackField
     public int End;
     public int StaticIndex;      // the static entry of an indexed field or of a literal's name, else 0
     public HpackEntry? Entry;    // the dynamic entry of an indexed field or of a literal's name
+    public HpackEntry? Added;    // the entry a literal with incremental indexing added (null when too large for the table)
     public HpackSource NameSource;
     public HpackSource ValueSource;
     public byte[]? NameArray;
@@ -145,7 +146,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
             _count++;
             if (field.Representation == HpackRepresentation.IncrementalIndexing)
             {
-                table.Insert(Name(block, field), Value(block, field), field.StaticIndex);
+                field.Added = table.Insert(Name(block, field), Value(block, field), field.StaticIndex);
             }
         }
 

@@ -2,8 +2,8 @@ using HeaderCache.Caching;
 
 namespace HeaderCache.Http2;
 
-/// <summary>One entry of the mirrored dynamic table: the decoded octets, and the strings a taken reference to it gets,
-/// made the first time one is taken and then handed out without a compare.</summary>
+/// <summary>One entry of the mirrored dynamic table: the decoded octets, and the strings its fields get, made the
+/// first time one is taken or given strings in place of Kestrel's, and then handed out without a compare.</summary>
 /// <remarks>The octets are in arrays of the shared pool (<see cref="ConnectionArrays"/>); the table gives them back, and
 /// keeps the emptied entry for a later insert, only once no decoded field can refer to the entry any more.</remarks>
 internal sealed class HpackEntry
@@ -27,7 +27,7 @@ internal sealed class HpackEntry
     /// entry's.</summary>
     public int StaticNameIndex { get; private set; }
 
-    // Set once the entry is first taken; both are null until then.
+    // Set once a field of the entry is first taken or given its strings in place of Kestrel's; both are null until then.
     public string? NameString;
     public string? ValueString;
 
@@ -127,13 +127,15 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         _free.Clear();
     }
 
-    public void Insert(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
+    /// <summary>Adds a field as the newest entry, evicting the oldest to make room: the entry, or <see langword="null"/>
+    /// when the field is larger than the table, which then empties.</summary>
+    public HpackEntry? Insert(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
     {
         int size = name.Length + value.Length + EntryOverhead;
         if (size > MaxSize)
         {
             EvictTo(0);
-            return;
+            return null;
         }
 
         EvictTo(MaxSize - size);
@@ -148,6 +150,7 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         _entries[_newest] = entry;
         _count++;
         _size += size;
+        return entry;
     }
 
     private void EvictTo(int size)

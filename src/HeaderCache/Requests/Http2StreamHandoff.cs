@@ -7,7 +7,9 @@ namespace HeaderCache.Requests;
 /// for that stream, and the arrays they travel in, which return here once nothing reads them: at once when every field
 /// went into Kestrel's collection, else when Kestrel starts the next request on the same stream object
 /// (<see cref="Http2StreamHeaders"/>).</summary>
-/// <remarks><para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
+/// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
+/// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's.</para>
+/// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
 /// thread pool, concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry
 /// reaches only its own stream's request.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live

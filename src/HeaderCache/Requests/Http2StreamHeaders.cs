@@ -31,9 +31,18 @@ internal sealed class Http2StreamHeaders : RequestHeadersView
 
     /// <summary>Puts <paramref name="lines"/>, the fields taken out of the block of the stream whose request Kestrel is
     /// creating with <paramref name="stream"/>'s features, into that request: those of known names into Kestrel's
-    /// collection, the others through the stream object's view when there are any.</summary>
+    /// collection, the others through the stream object's view when there are any. The fields that stayed in the block
+    /// and were given strings (<see cref="Http2StreamHandoff"/>) replace, in Kestrel's collection, the strings Kestrel
+    /// made for the same octets.</summary>
     public static void Show(IFeatureCollection stream, IHttpRequestFeature request, ArraySegment<TakenHeader> lines, Http2StreamHandoff streams)
     {
+        // Each of these names is in Kestrel's collection with one value, the field's: a replaced value keeps its place.
+        TakenHeader[] array = lines.Array!;
+        for (int i = lines.Offset + lines.Count; i < array.Length && array[i].Value is not null; i++)
+        {
+            request.Headers[array[i].Name!] = array[i].Value;
+        }
+
         if (!HoldsOtherNames(lines))
         {
             // Everything goes into Kestrel's collection: no view is needed, and the array is free at once.

@@ -130,12 +130,13 @@ public class HeaderBlockRewriterTests
     public void A_long_value_referred_to_in_the_table_is_taken_with_the_entrys_string()
     {
         string token = "Bearer " + new string('t', 1017);
-        (_, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Literal(FieldKind.IncrementalIndexing, 23, token));
+        ArraySegment<TakenHeader> added = RewriteSegment(new HeaderBlock().Request("GET", "/").Literal(FieldKind.IncrementalIndexing, 23, token), out string[] kept);
         TakenHeader[] first = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
         TakenHeader[] second = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
 
         Assert.Contains("authorization", kept);
         Assert.Equal(token, first[0].Value);
+        Assert.Empty(Stayed(added));
         Assert.Same(first[0].Value, second[0].Value);
         Assert.Equal((1, 1), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
     }
@@ -143,14 +144,45 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_reference_to_a_table_entry_gets_the_entrys_strings_every_time()
     {
-        Rewrite(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"));
+        // The literal that adds the entry stays for Kestrel, with the entry's strings for Kestrel's to be replaced by.
+        TakenHeader[] added = Stayed(RewriteSegment(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"), out string[] kept));
         TakenHeader[] first = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
         TakenHeader[] second = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
 
-        Assert.Equal("value", first[0].Value);
+        Assert.Contains("x-entry", kept);
+        Assert.Equal(["x-entry: value"], added.Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Same(added[0].Value, first[0].Value);
         Assert.Same(first[0].Value, second[0].Value);
-        Assert.Same(first[0].Name, second[0].Name);
-        Assert.Equal(1, _rewriter.FieldsServed);
+        Assert.Same(added[0].Name, second[0].Name);
+        Assert.Equal((0, 2), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
+    }
+
+    [Fact]
+    public void Names_that_stay_when_one_adds_to_the_table_get_the_entries_strings_but_a_repeated_name_or_one_Kestrel_acts_on_does_not()
+    {
+        RewriteLines(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"));
+        ArraySegment<TakenHeader> lines = RewriteSegment(
+            new HeaderBlock().Request("GET", "/").Indexed(62).Incremental("x-new", "n").Incremental("x-twice", "1").Incremental("x-twice", "2")
+                .Incremental("host", "h").Without("x-literal", "l"),
+            out _);
+        TakenHeader[] later = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(66));
+
+        Assert.Equal(0, lines.Count);
+        Assert.Equal(["x-entry: value", "x-new: n"], Stayed(lines).Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Same(Stayed(lines)[0].Value, later[0].Value);
+    }
+
+    [Fact]
+    public void A_cookie_in_crumbs_that_stays_gets_the_joined_value_a_taken_one_gets()
+    {
+        ArraySegment<TakenHeader> lines = RewriteSegment(
+            new HeaderBlock().Request("GET", "/").Incremental("cookie", "a=12345678901234567890").Literal(FieldKind.NeverIndexed, 32, "b=1"),
+            out string[] kept);
+        TakenHeader[] later = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62).Literal(FieldKind.NeverIndexed, 32, "b=1"));
+
+        Assert.Equal(["cookie", "cookie"], kept.Where(name => name == "cookie"));
+        Assert.Equal(["Cookie: a=12345678901234567890; b=1"], Stayed(lines).Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Same(Stayed(lines)[0].Value, later[0].Value);
     }
 
     [Theory]
@@ -202,6 +234,10 @@ public class HeaderBlockRewriterTests
     }
 
     private TakenHeader[] RewriteLines(HeaderBlock block) => RewriteLines(block, out _);
+
+    // The fields that stayed and were given strings: after the segment in its array, up to the first empty element.
+    private static TakenHeader[] Stayed(ArraySegment<TakenHeader> lines) =>
+        lines.Array is null ? [] : [.. lines.Array.Skip(lines.Offset + lines.Count).TakeWhile(line => line.Value is not null)];
 
     private TakenHeader[] RewriteLines(HeaderBlock block, out string[] kept) =>
         RewriteSegment(block, out kept) is { Array: not null } taken ? taken.ToArray() : [];

@@ -49,14 +49,36 @@ internal sealed class Http2Exchange
         }
     }
 
-    // Reads through the end of the stream's response without allocating.
-    private async ValueTask ReadResponseAsync(int streamId)
+    /// <summary>Sends <paramref name="requests"/> (HEADERS frames whose stream ids are overwritten) on the next client
+    /// streams in one write, so that their streams are open at once, and reads all of their responses.</summary>
+    public async Task RoundTripsAsync(IReadOnlyList<byte[]> requests)
     {
+        int first = _streamId + 2;
+        var batch = new List<byte>();
+        foreach (byte[] request in requests)
+        {
+            BinaryPrimitives.WriteInt32BigEndian(request.AsSpan(5), _streamId += 2);
+            batch.AddRange(request);
+        }
+
+        await Client.Output.WriteAsync(batch.ToArray());
+        await ReadResponseAsync(first, requests.Count);
+        if (_settingsToAck)
+        {
+            _settingsToAck = false;
+            await Client.Output.WriteAsync(SettingsAck);
+        }
+    }
+
+    // Reads through the end of the responses of the count streams from firstStream on without allocating.
+    private async ValueTask ReadResponseAsync(int firstStream, int count = 1)
+    {
+        int ended = 0;
         while (true)
         {
             ReadResult result = await Client.Input.ReadAsync();
             ReadOnlySequence<byte> buffer = result.Buffer;
-            if (TakeFrames(ref buffer, streamId))
+            if (TakeFrames(ref buffer, firstStream, count, ref ended))
             {
                 Client.Input.AdvanceTo(buffer.Start);
                 return;
@@ -71,10 +93,12 @@ internal sealed class Http2Exchange
         }
     }
 
-    // Takes whole frames off the buffer, through the one that ends the stream's response if it is there (true). Frames of
-    // the connection (SETTINGS, WINDOW_UPDATE, PING) are skipped; the server's SETTINGS are acked after the response.
-    private bool TakeFrames(ref ReadOnlySequence<byte> buffer, int streamId)
+    // Takes whole frames off the buffer, through the one that ends the last of the streams' responses if it is there
+    // (true), counting those that end in ended. Frames of the connection (SETTINGS, WINDOW_UPDATE, PING) are skipped;
+    // the server's SETTINGS are acked after the responses.
+    private bool TakeFrames(ref ReadOnlySequence<byte> buffer, int firstStream, int count, ref int ended)
     {
+        int lastStream = firstStream + (2 * (count - 1));
         Span<byte> head = stackalloc byte[FrameHeaderLength + 1];
         while (buffer.Length >= FrameHeaderLength)
         {
@@ -94,13 +118,13 @@ internal sealed class Http2Exchange
                 case FrameType.Settings when (flags & FrameFlags.Ack) == 0:
                     _settingsToAck = true;
                     break;
-                case FrameType.Headers when stream == streamId && (length == 0 || head[FrameHeaderLength] != Status200 || (flags & FrameFlags.EndHeaders) == 0):
-                    throw new InvalidOperationException($"Stream {streamId}: the response is not a 200 in one HEADERS frame (flags 0x{flags:x2}, length {length}).");
+                case FrameType.Headers when stream >= firstStream && stream <= lastStream && (length == 0 || head[FrameHeaderLength] != Status200 || (flags & FrameFlags.EndHeaders) == 0):
+                    throw new InvalidOperationException($"Stream {stream}: the response is not a 200 in one HEADERS frame (flags 0x{flags:x2}, length {length}).");
                 case FrameType.RstStream or FrameType.GoAway:
-                    throw new InvalidOperationException($"The server sent {type} on stream {stream} while stream {streamId} was open.");
+                    throw new InvalidOperationException($"The server sent {type} on stream {stream} while streams {firstStream} to {lastStream} were open.");
             }
 
-            if (stream == streamId && (flags & FrameFlags.EndStream) != 0 && type is FrameType.Headers or FrameType.Data)
+            if (stream >= firstStream && stream <= lastStream && (flags & FrameFlags.EndStream) != 0 && type is FrameType.Headers or FrameType.Data && ++ended == count)
             {
                 return true;
             }
