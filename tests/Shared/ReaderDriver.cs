@@ -38,7 +38,7 @@ internal sealed class ReaderDriver : IDisposable
         FieldResolver fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget, excluded);
         if (cache is not null)
         {
-            fields = new FieldResolver(cache, fields.Names, fields.LongValues, excluded);
+            fields = new FieldResolver(cache, fields.Names, LongValueCache.DefaultBudget, excluded);
         }
 
         Fields = fields;

@@ -14,20 +14,24 @@ internal sealed class FieldResolver
 
     private readonly HeaderStringCache _values;
     private readonly HeaderStringCache _names;
-    private readonly LongValueCache _longValues;
+    private readonly int _longValueBudget;
+    private LongValueCache? _longValues;   // made at the first value longer than the cache of values takes
     private readonly byte[][] _excluded;
     private readonly ulong _excludedKnown;   // bit FieldNames index: the excluded names Kestrel has a field for
     private ValueAdmission _admission;
 
     /// <summary>The resolver of one connection. The names Kestrel has no constant for have a cache of their own
     /// (<paramref name="names"/>): a connection's names are few and stable, and kept apart they take no slot from the
-    /// values. Values longer than <paramref name="values"/> takes go to <paramref name="longValues"/>. The values of
-    /// <paramref name="excludedNames"/> are never cached.</summary>
-    public FieldResolver(HeaderStringCache values, HeaderStringCache names, LongValueCache longValues, IEnumerable<string>? excludedNames = null)
+    /// values. Values longer than <paramref name="values"/> takes go to a cache of long values within
+    /// <paramref name="longValueBudget"/> bytes together. The values of <paramref name="excludedNames"/> are never
+    /// cached.</summary>
+    public FieldResolver(HeaderStringCache values, HeaderStringCache names, int longValueBudget, IEnumerable<string>? excludedNames = null)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(longValueBudget);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(longValueBudget, LongValueCache.MaxBudget);
         _values = values;
         _names = names;
-        _longValues = longValues;
+        _longValueBudget = longValueBudget;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
         foreach (byte[] excluded in _excluded)
         {
@@ -46,15 +50,13 @@ internal sealed class FieldResolver
     public static FieldResolver Create(int slotCount, int maxLength, int longValueBudget, IEnumerable<string>? excludedNames = null) => new(
         new HeaderStringCache(slotCount, maxLength),
         new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(maxLength, HeaderStringCache.NameMaxLength), WellKnownStrings.Names),
-        new LongValueCache(longValueBudget),
+        longValueBudget,
         excludedNames);
 
     public HeaderStringCache Values => _values;
     public HeaderStringCache Names => _names;
-    public LongValueCache LongValues => _longValues;
-
     /// <summary>Values the caches of values (short and long) have let go of to admit others.</summary>
-    public long ValueEvictions => _values.Counters.Evictions + _longValues.Counters.Evictions;
+    public long ValueEvictions => _values.Counters.Evictions + (_longValues?.Counters.Evictions ?? 0);
 
     /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>).</summary>
     public bool ValuesDoNotRepeat => _admission.ValuesDoNotRepeat;
@@ -88,7 +90,7 @@ internal sealed class FieldResolver
     /// then on.</summary>
     public bool CreatesEveryValue(int known, int length) =>
         length != 0
-        && ((length > _values.MaxLength && (length > _longValues.Budget || _admission.IsBypassed(known)))
+        && ((length > _values.MaxLength && (length > _longValueBudget || _admission.IsBypassed(known)))
             || (_excludedKnown & (1UL << known)) != 0);
 
     /// <summary>The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (such a
@@ -103,7 +105,7 @@ internal sealed class FieldResolver
         }
 
         bool isLong = value.Length > _values.MaxLength;
-        if ((isLong && value.Length > _longValues.Budget) || IsExcluded(name))
+        if ((isLong && value.Length > _longValueBudget) || IsExcluded(name))
         {
             field.Created = true;
             return HeaderStringCache.DecodeIfValid(value);
@@ -119,6 +121,7 @@ internal sealed class FieldResolver
         if (isLong)
         {
             // Slot -1: a long value is looked up every time, never recalled by its slot.
+            _longValues ??= new LongValueCache(_longValueBudget);
             string? held = _longValues.GetOrAdd(value, out bool longHit, ref field.Created);
             if (held is not null)
             {
@@ -177,7 +180,7 @@ internal sealed class FieldResolver
     {
         _values.Release();
         _names.Release();
-        _longValues.Release();
+        _longValues?.Release();
         _admission.Release();
     }
 
