@@ -26,6 +26,8 @@ namespace HeaderCache.Clients;
 /// <item><c>grpc</c>: grpc-dotnet unary calls of <c>bench.Echo/Call</c>, a 32-byte message, with metadata and a
 /// deadline;</item>
 /// <item><c>grpc-static</c>: the same with one x-request-id on every call, so that every field repeats;</item>
+/// <item><c>grpc-jwt</c>: <c>grpc</c> with traffic/api.http's 1.2 KB bearer JWT as the per-call token, longer than
+/// <c>MaxValueLength</c>;</item>
 /// <item><c>grpc-bare</c>: HttpClient POSTing the same bytes to the same path, pseudo headers only;</item>
 /// <item><c>grpc-kept</c>: the same with the one field of the gRPC call HeaderCache never takes (<c>te: trailers</c>),
 /// which Kestrel validates itself.</item>
@@ -79,7 +81,7 @@ internal static class Program
         // the calls serves them (the /headercache read below). The trace reads the echo's answer to the gRPC call on its
         // way to grpc-dotnet, which refuses it (text/plain).
         using var trace = new TraceHandler(handler);
-        GrpcChannel? channel = args[1] is "grpc" or "grpc-static"
+        GrpcChannel? channel = args[1] is "grpc" or "grpc-static" or "grpc-jwt"
             ? GrpcChannel.ForAddress(baseUri, new GrpcChannelOptions { HttpHandler = args[0] == "trace" ? trace : handler, DisposeHttpClient = false })
             : null;
         using GrpcChannel? disposed = channel;
@@ -133,6 +135,14 @@ internal static class Program
     private static HttpRequestMessage Http2Request(HttpMethod method, string path) =>
         new(method, new Uri(path, UriKind.Relative)) { Version = HttpVersion.Version20, VersionPolicy = HttpVersionPolicy.RequestVersionExact };
 
+    // traffic/api.http's bearer token (the same in every head), as an API client sends it on every call.
+    private static string ApiToken()
+    {
+        const string prefix = "Authorization: ";
+        string line = TrafficProfile.Load("api").Heads[0].Split('\n').Single(l => l.StartsWith(prefix, StringComparison.Ordinal));
+        return line[prefix.Length..];
+    }
+
     /// <summary>One profile's requests: request <c>i</c> of the connection, sent and awaited in turn.</summary>
     private abstract class Client
     {
@@ -140,8 +150,9 @@ internal static class Program
         {
             "httpclient-chrome" => new ProfileClient(http, TrafficProfile.Load("chrome"), bare: false),
             "httpclient-chrome-bare" => new ProfileClient(http, TrafficProfile.Load("chrome"), bare: true),
-            "grpc" => new GrpcClient(channel!.CreateCallInvoker(), freshId: true),
-            "grpc-static" => new GrpcClient(channel!.CreateCallInvoker(), freshId: false),
+            "grpc" => new GrpcClient(channel!.CreateCallInvoker(), freshId: true, Token),
+            "grpc-static" => new GrpcClient(channel!.CreateCallInvoker(), freshId: false, Token),
+            "grpc-jwt" => new GrpcClient(channel!.CreateCallInvoker(), freshId: true, ApiToken()),
             "grpc-bare" => new PostClient(http, te: false),
             "grpc-kept" => new PostClient(http, te: true),
             _ => throw new ArgumentException($"unknown profile {profile}", nameof(profile)),
@@ -210,7 +221,7 @@ internal static class Program
     }
 
     /// <summary>grpc-dotnet's unary call on one channel, with a service's usual metadata.</summary>
-    private sealed class GrpcClient(CallInvoker invoker, bool freshId) : Client
+    private sealed class GrpcClient(CallInvoker invoker, bool freshId, string token) : Client
     {
         // grpc-static's x-request-id: the same length as a fresh one, the same on every call.
         private const string StaticId = "5f0c6d1e-2b7a-4c39-8e41-9a6b3d2f7c10";
@@ -238,7 +249,7 @@ internal static class Program
         private CallOptions Options() => new(
             headers: new Metadata
             {
-                { "authorization", Token },
+                { "authorization", token },
                 { "x-request-id", freshId ? Guid.NewGuid().ToString("D") : StaticId },
                 { "x-tenant", "acme" },
             },

@@ -16,6 +16,8 @@
 #                            deadline (grpc-timeout); grpc-dotnet adds user-agent, content-type, grpc-accept-encoding, te
 #   grpc-static              the same with one fixed x-request-id, so that every field repeats (a fresh value is a
 #                            string Kestrel and HeaderCache alike must make; its HEADER_BYTES line takes grpc-bare)
+#   grpc-jwt                 grpc with traffic/api.http's 1.2 KB bearer JWT as the per-call token (its HEADER_BYTES
+#                            line takes grpc-bare)
 #   grpc-bare                HttpClient POSTing the same bytes to the same path, pseudo headers only
 #   grpc-kept                the same plus te: trailers, the one field of the call HeaderCache never takes
 # Each profile P with a P-bare row gets a HEADER_BYTES line: Kestrel alone on P minus Kestrel alone on P-bare is what

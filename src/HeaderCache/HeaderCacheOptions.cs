@@ -49,6 +49,14 @@ public sealed class HeaderCacheOptions
     public int MaxValueLength { get; set; } = HeaderStringCache.DefaultMaxLength;
 
     /// <summary>
+    /// Bytes of header values longer than <see cref="MaxValueLength"/> (bearer tokens, cookies) that each connection
+    /// caches (0 to 65536; 0 turns it off). Default 16384: at most 4 such values, together no longer than this, so a
+    /// value longer than the budget gets a new string on every request, as with Kestrel alone. Their strings take at most
+    /// twice this many bytes of a connection's memory, plus 0.4 KB.
+    /// </summary>
+    public int LongValueBudget { get; set; } = LongValueCache.DefaultBudget;
+
+    /// <summary>
     /// Header names (case-insensitive) whose values are never cached: each request gets a new string for
     /// them, as with Kestrel alone (for example for credentials a deployment wants kept out of any cache).
     /// </summary>

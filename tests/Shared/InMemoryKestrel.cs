@@ -52,9 +52,9 @@ internal sealed class InMemoryKestrel : IAsyncDisposable
     /// <summary>
     /// Starts a slim app as <see cref="StartAsync(bool, RequestDelegate, Action{WebApplicationBuilder}?)"/> does, whose
     /// endpoint speaks only HTTP/2 (h2c with prior knowledge): endpoint defaults apply to an endpoint as it is declared,
-    /// so they are set before the transport's endpoint.
+    /// so they are set before the transport's endpoint. <paramref name="configure"/> sees the builder last.
     /// </summary>
-    public static Task<InMemoryKestrel> StartHttp2Async(bool headerCache, RequestDelegate app) =>
+    public static Task<InMemoryKestrel> StartHttp2Async(bool headerCache, RequestDelegate app, Action<WebApplicationBuilder>? configure = null) =>
         StartAsync(onTransport =>
         {
             WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
@@ -66,6 +66,7 @@ internal sealed class InMemoryKestrel : IAsyncDisposable
             }
 
             onTransport(builder);
+            configure?.Invoke(builder);
             WebApplication built = builder.Build();
             built.Run(app);
             return built;

@@ -35,10 +35,10 @@ internal sealed class ReaderDriver : IDisposable
         HeaderStringCache? cache = null, KestrelLimits? limits = null, IEnumerable<string>? excluded = null, bool recordSeen = true, bool recallLines = true)
     {
         _recordSeen = recordSeen;
-        FieldResolver fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, excluded);
+        FieldResolver fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget, excluded);
         if (cache is not null)
         {
-            fields = new FieldResolver(cache, fields.Names, excluded);
+            fields = new FieldResolver(cache, fields.Names, LongValueCache.DefaultBudget, excluded);
         }
 
         Fields = fields;

@@ -29,7 +29,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     {
         _endpoint = endpoint;
         _connectionId = connectionId;
-        _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.ExcludedHeaders);
+        _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.LongValueBudget, options.ExcludedHeaders);
         _metered = new MeteredConnection(this);
 
         // Every connection, whether or not anything listens, so that a listener that attaches later sees the open

@@ -58,7 +58,7 @@ internal sealed class Http2Part : ProtocolPart
     {
         LinesServed = KestrelReadsHttp2 ? _rewriter.FieldsServed : 0,
         LinesCreated = KestrelReadsHttp2 ? _rewriter.FieldsCreated : 0,
-        ValueEvictions = _resolver.Values.Counters.Evictions,
+        ValueEvictions = _resolver.ValueEvictions,
         NameEvictions = _resolver.Names.Counters.Evictions,
     };
 

@@ -5,8 +5,8 @@ namespace HeaderCache.Fields;
 
 /// <summary>Which strings a header field taken out of a request gets, whatever protocol carried it: Kestrel's constant
 /// or the connection's cache of names for the name; for the value, <see cref="string.Empty"/>, a well-known string, the
-/// connection's cache of values, or a new string where the cache would not pay (too long, excluded, a name whose values
-/// never come back).</summary>
+/// connection's cache of values or, for a value longer than that takes, its cache of long values, or a new string where
+/// the caches would not pay (too long for both, excluded, a name whose values never come back).</summary>
 internal sealed class FieldResolver
 {
     // The slot reported for one of WellKnownStrings.Values, which take no slot.
@@ -14,17 +14,24 @@ internal sealed class FieldResolver
 
     private readonly HeaderStringCache _values;
     private readonly HeaderStringCache _names;
+    private readonly int _longValueBudget;
+    private LongValueCache? _longValues;   // made at the first value longer than the cache of values takes
     private readonly byte[][] _excluded;
     private readonly ulong _excludedKnown;   // bit FieldNames index: the excluded names Kestrel has a field for
     private ValueAdmission _admission;
 
     /// <summary>The resolver of one connection. The names Kestrel has no constant for have a cache of their own
     /// (<paramref name="names"/>): a connection's names are few and stable, and kept apart they take no slot from the
-    /// values. The values of <paramref name="excludedNames"/> are never cached.</summary>
-    public FieldResolver(HeaderStringCache values, HeaderStringCache names, IEnumerable<string>? excludedNames = null)
+    /// values. Values longer than <paramref name="values"/> takes go to a cache of long values within
+    /// <paramref name="longValueBudget"/> bytes together. The values of <paramref name="excludedNames"/> are never
+    /// cached.</summary>
+    public FieldResolver(HeaderStringCache values, HeaderStringCache names, int longValueBudget, IEnumerable<string>? excludedNames = null)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(longValueBudget);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(longValueBudget, LongValueCache.MaxBudget);
         _values = values;
         _names = names;
+        _longValueBudget = longValueBudget;
         _excluded = excludedNames?.Select(Encoding.ASCII.GetBytes).ToArray() ?? [];
         foreach (byte[] excluded in _excluded)
         {
@@ -38,14 +45,18 @@ internal sealed class FieldResolver
     }
 
     /// <summary>A connection's resolver with caches of the configured sizes: <paramref name="slotCount"/> values of at
-    /// most <paramref name="maxLength"/> bytes, and the names Kestrel has no constant for.</summary>
-    public static FieldResolver Create(int slotCount, int maxLength, IEnumerable<string>? excludedNames = null) => new(
+    /// most <paramref name="maxLength"/> bytes, longer values within <paramref name="longValueBudget"/> bytes together,
+    /// and the names Kestrel has no constant for.</summary>
+    public static FieldResolver Create(int slotCount, int maxLength, int longValueBudget, IEnumerable<string>? excludedNames = null) => new(
         new HeaderStringCache(slotCount, maxLength),
         new HeaderStringCache(HeaderStringCache.NameSlotCount, Math.Min(maxLength, HeaderStringCache.NameMaxLength), WellKnownStrings.Names),
+        longValueBudget,
         excludedNames);
 
     public HeaderStringCache Values => _values;
     public HeaderStringCache Names => _names;
+    /// <summary>Values the caches of values (short and long) have let go of to admit others.</summary>
+    public long ValueEvictions => _values.Counters.Evictions + (_longValues?.Counters.Evictions ?? 0);
 
     /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>).</summary>
     public bool ValuesDoNotRepeat => _admission.ValuesDoNotRepeat;
@@ -73,10 +84,14 @@ internal sealed class FieldResolver
     }
 
     /// <summary>Whether <see cref="ResolveValue"/> makes a new string for every non-empty value of <paramref name="length"/>
-    /// bytes of the known name <paramref name="known"/>, however often it repeats: one longer than the cache's longest
-    /// value (a well-known one too), or of an excluded name.</summary>
+    /// bytes of the known name <paramref name="known"/>, however often it repeats: one longer than both caches take, or
+    /// of an excluded name. A long value of a name whose values keep missing counts too: it is the costliest string to
+    /// make where Kestrel alone would hand back its previous one, so the name's long values are left to Kestrel from
+    /// then on.</summary>
     public bool CreatesEveryValue(int known, int length) =>
-        length != 0 && (length > _values.MaxLength || (_excludedKnown & (1UL << known)) != 0);
+        length != 0
+        && ((length > _values.MaxLength && (length > _longValueBudget || _admission.IsBypassed(known)))
+            || (_excludedKnown & (1UL << known)) != 0);
 
     /// <summary>The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (such a
     /// field is Kestrel's to answer). <paramref name="slot"/> is where the cache of values holds it, or
@@ -89,7 +104,8 @@ internal sealed class FieldResolver
             return string.Empty;
         }
 
-        if (value.Length > _values.MaxLength || IsExcluded(name))
+        bool isLong = value.Length > _values.MaxLength;
+        if ((isLong && value.Length > _longValueBudget) || IsExcluded(name))
         {
             field.Created = true;
             return HeaderStringCache.DecodeIfValid(value);
@@ -100,6 +116,19 @@ internal sealed class FieldResolver
         {
             field.Created = true;
             return HeaderStringCache.DecodeIfValid(value);
+        }
+
+        if (isLong)
+        {
+            // Slot -1: a long value is looked up every time, never recalled by its slot.
+            _longValues ??= new LongValueCache(_longValueBudget);
+            string? held = _longValues.GetOrAdd(value, out bool longHit, ref field.Created);
+            if (held is not null)
+            {
+                _admission.Count(ref misses, longHit);
+            }
+
+            return held;
         }
 
         if (WellKnownStrings.Values.TryGet(value, out string? wellKnown))
@@ -160,6 +189,7 @@ internal sealed class FieldResolver
     {
         _values.Release();
         _names.Release();
+        _longValues?.Release();
         _admission.Release();
     }
 

@@ -40,6 +40,9 @@ internal struct ValueAdmission
 
     public static bool IsBypassed(byte misses) => misses >= MissesBeforeNameBypass;
 
+    /// <summary>Whether the known name <paramref name="known"/>'s values are created without a look-up now.</summary>
+    public readonly bool IsBypassed(int known) => known < _nameMisses.Length && IsBypassed(_nameMisses[known]);
+
     /// <summary>Whether this value of a name with <paramref name="misses"/> misses in a row is created without a
     /// look-up: every <see cref="NameProbeInterval"/>-th of a bypassed name's values is looked up again.</summary>
     public static bool Bypasses(ref byte misses)

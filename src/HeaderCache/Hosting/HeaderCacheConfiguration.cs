@@ -23,6 +23,7 @@ internal sealed partial class HeaderCacheConfiguration(IConfiguration configurat
         (nameof(HeaderCacheOptions.AllowUntestedKestrelVersion), typeof(bool), "true or false"),
         (nameof(HeaderCacheOptions.SlotCount), typeof(int), $"a whole number from {HeaderStringCache.MinSlotCount} to {HeaderStringCache.MaxSlotCount}"),
         (nameof(HeaderCacheOptions.MaxValueLength), typeof(int), $"a whole number from 0 to {HeaderStringCache.MaxMaxLength}"),
+        (nameof(HeaderCacheOptions.LongValueBudget), typeof(int), $"a whole number from 0 to {LongValueCache.MaxBudget}"),
         (nameof(HeaderCacheOptions.ExcludedHeaders), typeof(List<string>), "a list of header names"),
     ];
 

@@ -20,6 +20,11 @@ internal sealed class HeaderCacheOptionsValidator : IValidateOptions<HeaderCache
             failures.Add($"{HeaderCacheOptions.SectionName}:MaxValueLength is {options.MaxValueLength}; it must be 0 to {HeaderStringCache.MaxMaxLength}.");
         }
 
+        if (options.LongValueBudget is < 0 or > LongValueCache.MaxBudget)
+        {
+            failures.Add($"{HeaderCacheOptions.SectionName}:LongValueBudget is {options.LongValueBudget}; it must be 0 to {LongValueCache.MaxBudget}.");
+        }
+
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -65,7 +65,7 @@ internal sealed partial class HeadCompactor : IDisposable
         LinesServed = LinesServed,
         LinesCreated = LinesCreated,
         AvoidedBytes = AvoidedBytes,
-        ValueEvictions = _fields.Values.Counters.Evictions,
+        ValueEvictions = _fields.ValueEvictions,
         NameEvictions = _fields.Names.Counters.Evictions,
     };
 

@@ -28,6 +28,14 @@ public sealed class RequestStreamGenerator(int seed)
         "en-US,en;q=0.9", "u=0, i", "keep-alive", "close", "1", "https", "text/html,application/xhtml+xml;q=0.9",
     ];
 
+    // Long values (a token, cookies, one longer than the default LongValueBudget) that repeat across the requests of a
+    // connection, as a session's do, so the cache of long values hits, misses and evicts.
+    private static readonly string[] LongValues =
+    [
+        "Bearer " + new string('j', 1017), string.Join("; ", Enumerable.Range(0, 25).Select(i => $"c{i:D2}={new string((char)('a' + i), 55)}")),
+        new('q', 300), new('w', 4000), new('z', 17000),
+    ];
+
     private readonly Random _random = new(seed);
 
     /// <summary>The seed this generator was made with.</summary>
@@ -150,7 +158,8 @@ public sealed class RequestStreamGenerator(int seed)
         return name + ":" + ows + Value() + trailing;
     }
 
-    private string Value() => Chance(0.4) ? Pick(CommonValues) : Value(Pick([0, 1, 15, 16, 31, 32, 33, 64, 255, 256, 257, 300, _random.Next(0, 80)]));
+    private string Value() =>
+        Chance(0.4) ? Pick(CommonValues) : Chance(0.1) ? Pick(LongValues) : Value(Pick([0, 1, 15, 16, 31, 32, 33, 64, 255, 256, 257, 300, _random.Next(0, 80)]));
 
     private string Value(int length)
     {

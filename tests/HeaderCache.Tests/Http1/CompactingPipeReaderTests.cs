@@ -136,7 +136,7 @@ public sealed class CompactingPipeReaderTests
         var transport = new Pipe(new PipeOptions(readerScheduler: scheduler, writerScheduler: PipeScheduler.Inline, pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new HeaderInjectionQueue();
         using var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
         var reader = new CompactingPipeReader(transport.Reader, compactor, KestrelLimits.From(new KestrelServerLimits()));
         var kestrel = new WaitingRead(scheduler);
         byte[] line = "GET / HTTP/1.1\r\n"u8.ToArray();
@@ -217,7 +217,7 @@ public sealed class CompactingPipeReaderTests
         var transport = new CompletingWhileLookedAt(pipe.Reader);
         var queue = new HeaderInjectionQueue();
         using var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
         var reader = new CompactingPipeReader(transport, compactor, KestrelLimits.From(new KestrelServerLimits()));
 
         ReadResult head = await reader.ReadAsync();
@@ -489,7 +489,7 @@ public sealed class CompactingPipeReaderTests
         {
             Transport = new Pipe();
             Queue = new HeaderInjectionQueue();
-            Fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength);
+            Fields = FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget);
             Compactor = new HeadCompactor(Fields, Queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
             Reader = new CompactingPipeReader(Transport.Reader, Compactor, KestrelLimits.From(new KestrelServerLimits()));
         }

@@ -97,7 +97,7 @@ public sealed class IdleTrimRaceTests
         var transport = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
         var queue = new HeaderInjectionQueue();
         var compactor = new HeadCompactor(
-            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
+            FieldResolver.Create(HeaderStringCache.DefaultSlotCount, HeaderStringCache.DefaultMaxLength, LongValueCache.DefaultBudget), queue, KestrelLimits.From(new KestrelServerLimits()), leaveReusedValues: true, new LineMemo());
         var reader = new CompactingPipeReader(transport.Reader, compactor, KestrelLimits.From(new KestrelServerLimits()));
         int trims = 0;
         using var stop = new CancellationTokenSource();

@@ -1,4 +1,5 @@
 using System.Text;
+using HeaderCache.Caching;
 using HeaderCache.Fields;
 using HeaderCache.H2Client;
 using HeaderCache.Http2;
@@ -14,10 +15,10 @@ public class HeaderBlockRewriterTests
 {
     private readonly HpackBlockDecoder _decoder = new(new HpackDynamicTable(4096), 32 * 1024);
     private readonly Http2StreamHandoff _handoff = new(200, 100);
-    private readonly HeaderBlockRewriter _rewriter;
+    private HeaderBlockRewriter _rewriter;
     private int _stream = 1;
 
-    public HeaderBlockRewriterTests() => _rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256), _handoff, KestrelLimits.From(new KestrelServerLimits()));
+    public HeaderBlockRewriterTests() => _rewriter = Rewriter(LongValueCache.DefaultBudget);
 
     [Fact]
     public void Literals_without_indexing_are_taken_but_pseudo_headers_and_the_names_Kestrel_acts_on()
@@ -57,7 +58,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_never_indexed_literal_of_an_excluded_name_stays_with_every_field_of_its_name()
     {
-        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["authorization"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, LongValueCache.DefaultBudget, ["authorization"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
         byte[] bytes = new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 23, "secret").Without("accept", "*/*").ToArray();
         Assert.True(_decoder.Decode(bytes));
         byte[] output = [];
@@ -76,8 +77,9 @@ public class HeaderBlockRewriterTests
     }
 
     [Fact]
-    public void A_known_name_with_a_literal_too_long_for_the_cache_stays_with_every_field_of_its_name()
+    public void A_known_name_with_a_literal_too_long_for_the_caches_stays_with_every_field_of_its_name()
     {
+        UseLongValueBudget(1000);
         string token = "Bearer " + new string('t', 1017);
         string custom = new('c', 300);
         (string[] taken, string[] kept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("authorization", "Basic c2hvcnQ=")
@@ -99,8 +101,43 @@ public class HeaderBlockRewriterTests
     }
 
     [Fact]
+    public void Long_literals_within_the_budget_are_taken_and_get_the_same_strings_when_they_repeat()
+    {
+        string token = "Bearer " + new string('t', 1017);
+        string cookie = new('k', 1500);
+        HeaderBlock Block() => new HeaderBlock().Request("GET", "/").Without("authorization", token).Without("cookie", cookie)
+            .Without("x-long", new string('c', 300));
+
+        TakenHeader[] first = RewriteLines(Block(), out string[] kept);
+        TakenHeader[] second = RewriteLines(Block());
+
+        Assert.Equal([$"Authorization: {token}", $"Cookie: {cookie}", $"x-long: {new string('c', 300)}"], first.Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Equal([":method", ":scheme", ":path", ":authority"], kept);
+        Assert.All(first.Zip(second), pair => Assert.Same(pair.First.Value, pair.Second.Value));
+        Assert.All(second, line => Assert.False(line.Created));
+    }
+
+    [Fact]
+    public void A_known_name_whose_long_values_keep_missing_stays_from_then_on()
+    {
+        // Each token new: once the name's values are created without a look-up, Kestrel's own reuse of its previous
+        // string is worth more than a new string here every time.
+        string[] taken = [];
+        string[] kept = [];
+        for (int i = 0; i <= ValueAdmission.MissesBeforeNameBypass; i++)
+        {
+            (taken, kept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("authorization", $"Bearer {i:D4}{new string('t', 1013)}")
+                .Without("accept", "*/*"));
+        }
+
+        Assert.Equal(["Accept: */*"], taken);
+        Assert.Contains("authorization", kept);
+    }
+
+    [Fact]
     public void A_long_cookie_stays_as_one_field_but_is_taken_in_crumbs_which_Kestrel_joins_into_a_new_string_every_time()
     {
+        UseLongValueBudget(0);
         string crumb = new('k', 200);
         (string[] wholeTaken, string[] wholeKept) = Rewrite(new HeaderBlock().Request("GET", "/").Without("cookie", $"a={crumb}; b={crumb}")
             .Without("x-a", "1"));
@@ -116,7 +153,7 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_known_excluded_name_stays_and_an_excluded_other_name_is_taken()
     {
-        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, ["Authorization", "X-Secret"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
+        var rewriter = new HeaderBlockRewriter(_decoder, FieldResolver.Create(25, 256, LongValueCache.DefaultBudget, ["Authorization", "X-Secret"]), _handoff, KestrelLimits.From(new KestrelServerLimits()));
         byte[] bytes = new HeaderBlock().Request("GET", "/").Without("authorization", "Bearer abc").Without("x-secret", "s")
             .Without("accept", "*/*").ToArray();
         Assert.True(_decoder.Decode(bytes));
@@ -226,6 +263,11 @@ public class HeaderBlockRewriterTests
         Assert.False(second[0].Repeat || second[0].Created);
         Assert.All(second.Array!.Skip(second.Count), line => Assert.True(line.Name is null && line.Value is null && !line.Repeat && !line.Created));
     }
+
+    private void UseLongValueBudget(int budget) => _rewriter = Rewriter(budget);
+
+    private HeaderBlockRewriter Rewriter(int budget) =>
+        new(_decoder, FieldResolver.Create(25, 256, budget), _handoff, KestrelLimits.From(new KestrelServerLimits()));
 
     private (string[] Taken, string[] Kept) Rewrite(HeaderBlock block)
     {

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using HeaderCache.Caching;
 using HeaderCache.Fields;
 using HeaderCache.H2Client;
 using HeaderCache.Http2;
@@ -103,7 +104,7 @@ public sealed class Http2FrameReaderTests
         {
             Transport = new Pipe(new PipeOptions(readerScheduler: Scheduler, writerScheduler: PipeScheduler.Inline, pauseWriterThreshold: 0, useSynchronizationContext: false));
             var decoder = new HpackBlockDecoder(new HpackDynamicTable(4096), 32 * 1024);
-            var rewriter = new HeaderBlockRewriter(decoder, FieldResolver.Create(25, 256), new Http2StreamHandoff(200, 100), KestrelLimits.From(new KestrelServerLimits()));
+            var rewriter = new HeaderBlockRewriter(decoder, FieldResolver.Create(25, 256, LongValueCache.DefaultBudget), new Http2StreamHandoff(200, 100), KestrelLimits.From(new KestrelServerLimits()));
             Reader = new Http2FrameReader(Transport.Reader, rewriter, decoder, 16384);
             Kestrel = new WaitingRead(Scheduler);
         }

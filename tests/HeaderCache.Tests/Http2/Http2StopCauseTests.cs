@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.H2Client;
@@ -135,7 +136,7 @@ public sealed class Http2StopCauseTests
         {
             var transport = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
             var decoder = new HpackBlockDecoder(new HpackDynamicTable(4096), 32 * 1024);
-            var rewriter = new HeaderBlockRewriter(decoder, FieldResolver.Create(25, 256), new Http2StreamHandoff(200, 100), KestrelLimits.From(new KestrelServerLimits()));
+            var rewriter = new HeaderBlockRewriter(decoder, FieldResolver.Create(25, 256, LongValueCache.DefaultBudget), new Http2StreamHandoff(200, 100), KestrelLimits.From(new KestrelServerLimits()));
             Reader = new Http2FrameReader(transport.Reader, rewriter, decoder, 16384) { Stopped = Reported.Add };
             transport.Writer.Write(bytes);
             _ = transport.Writer.FlushAsync().AsTask().Result;

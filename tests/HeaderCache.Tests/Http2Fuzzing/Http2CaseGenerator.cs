@@ -104,6 +104,11 @@ internal sealed class Http2CaseGenerator(int seed)
         ],
     ];
 
+    private static readonly string[] LongValues =
+    [
+        "Bearer " + new string('j', 1017), "Bearer " + new string('k', 1400), new('c', 1500), new('w', 4000), new('z', 12000),
+    ];
+
     private static readonly string[] CookieCrumbs = ["sid=31d4d96e407aad42", "lang=en-US", "theme=dark", "_ga=GA1.2.1234567890.1700000000", "consent=yes", "a=", "cart=3"];
 
     private readonly Random _random = new(seed);
@@ -377,6 +382,13 @@ internal sealed class Http2CaseGenerator(int seed)
             if (random.Next(4) == 0)
             {
                 set.Add(("x-trace", new string('t', Pick([0, 1, 31, 32, 33, 300]))));
+            }
+
+            // Long values that repeat across the case's requests, as a session's token and cookie do: the cache of long
+            // values hits, misses and evicts (some together are longer than the default LongValueBudget).
+            if (random.Next(3) == 0)
+            {
+                set.Add((Pick(["authorization", "cookie", "x-api-key"]), Pick(LongValues)));
             }
 
             return [.. set];

@@ -32,7 +32,7 @@ public sealed class ConfigurationTests
         (LogLevel Level, string Message) warning = Assert.Single(server.UnknownSettingWarnings);
         Assert.Equal(LogLevel.Warning, warning.Level);
         Assert.Equal(
-            "HeaderCache:SlotCuont is not a HeaderCache setting, so it is ignored. Did you mean SlotCount? The settings are Enabled, AllowUntestedKestrelVersion, SlotCount, MaxValueLength, ExcludedHeaders.",
+            "HeaderCache:SlotCuont is not a HeaderCache setting, so it is ignored. Did you mean SlotCount? The settings are Enabled, AllowUntestedKestrelVersion, SlotCount, MaxValueLength, LongValueBudget, ExcludedHeaders.",
             warning.Message);
         Assert.Equal(128, server.Options.CurrentValue.MaxValueLength);
         Assert.Equal(25, server.Options.CurrentValue.SlotCount);
@@ -65,6 +65,8 @@ public sealed class ConfigurationTests
     [InlineData("\"Enabled\": \"yes\"", "HeaderCache:Enabled is \"yes\"; it must be true or false.")]
     [InlineData("\"AllowUntestedKestrelVersion\": \"on\"", "HeaderCache:AllowUntestedKestrelVersion is \"on\"; it must be true or false.")]
     [InlineData("\"SlotCount\": 0", "HeaderCache:SlotCount is 0; it must be 1 to 256.")]
+    [InlineData("\"LongValueBudget\": \"16k\"", "HeaderCache:LongValueBudget is \"16k\"; it must be a whole number from 0 to 65536.")]
+    [InlineData("\"LongValueBudget\": -1", "HeaderCache:LongValueBudget is -1; it must be 0 to 65536.")]
     public async Task A_bad_value_at_startup_fails_with_one_line_naming_the_setting_the_value_and_what_it_must_be(string setting, string line)
     {
         using var settings = new SettingsFile($$"""{ "HeaderCache": { {{setting}} } }""");

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Globalization;
 using System.Net;
 using HeaderCache.InMemory;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Xunit.Abstractions;
 
@@ -18,11 +19,12 @@ public sealed class AllocationMeasurementGroup
 
 /// <summary>
 /// A field HeaderCache takes must never cost a string Kestrel alone would not have made. The same requests from .NET's
-/// HttpClient, each with a 1 KB bearer token, a 1.5 KB cookie (both longer than the cache's longest value, so never
-/// served from it) and two custom headers (served from it), go to a Kestrel with HeaderCache and to a Kestrel alone, one
-/// at a time and 8 at a time: HeaderCache's process allocates no more per request than Kestrel alone's. Kestrel alone
-/// hands back its previous string for a known header whose bytes repeat (per connection on HTTP/1.1, per pooled stream
-/// object on HTTP/2), so it makes no string for the token or the cookie once warm.
+/// HttpClient, each with a 1 KB bearer token, a 1.5 KB cookie (both longer than the cache of values takes, so held by
+/// the cache of long values within <see cref="HeaderCacheOptions.LongValueBudget"/>, or, with a budget shorter than
+/// them, never cached) and two custom headers (served from the cache), go to a Kestrel with HeaderCache and to a Kestrel
+/// alone, one at a time and 8 at a time: HeaderCache's process allocates no more per request than Kestrel alone's.
+/// Kestrel alone hands back its previous string for a known header whose bytes repeat (per connection on HTTP/1.1, per
+/// pooled stream object on HTTP/2), so it makes no string for the token or the cookie once warm.
 /// </summary>
 [Collection(AllocationMeasurementGroup.Name)]
 public sealed class LongValueAllocationTests(ITestOutputHelper output)
@@ -42,20 +44,24 @@ public sealed class LongValueAllocationTests(ITestOutputHelper output)
     private static readonly string Cookie = string.Join("; ", Enumerable.Range(0, 24).Select(i => $"c{i:D2}={new string((char)('a' + (i % 26)), 58)}"));
 
     [Theory]
-    [InlineData(true, 1)]
-    [InlineData(true, 8)]
-    [InlineData(false, 1)]
-    [InlineData(false, 8)]
-    public async Task Long_values_of_known_headers_cost_no_more_than_with_Kestrel_alone(bool http2, int concurrency)
+    [InlineData(true, 1, null)]
+    [InlineData(true, 8, null)]
+    [InlineData(false, 1, null)]
+    [InlineData(false, 8, null)]
+    [InlineData(true, 1, 1000)]
+    [InlineData(true, 8, 1000)]
+    [InlineData(false, 1, 1000)]
+    public async Task Long_values_of_known_headers_cost_no_more_than_with_Kestrel_alone(bool http2, int concurrency, int? longValueBudget)
     {
         Assert.InRange(Cookie.Length, 1400, 1600);
-        Measured alone = await MeasureAsync(headerCache: false, http2, concurrency);
-        Measured cached = await MeasureAsync(headerCache: true, http2, concurrency);
+        Measured alone = await MeasureAsync(headerCache: false, http2, concurrency, longValueBudget);
+        Measured cached = await MeasureAsync(headerCache: true, http2, concurrency, longValueBudget);
 
         string protocol = http2 ? "HTTP/2" : "HTTP/1.1";
+        string budget = longValueBudget is int bytes ? $"LongValueBudget {bytes}" : "default budget";
         string report = string.Create(
             CultureInfo.InvariantCulture,
-            $"{protocol}, {concurrency} at a time: HeaderCache {cached.BytesPerRequest:F0} B/request, Kestrel alone {alone.BytesPerRequest:F0} B/request");
+            $"{protocol}, {concurrency} at a time, {budget}: HeaderCache {cached.BytesPerRequest:F0} B/request, Kestrel alone {alone.BytesPerRequest:F0} B/request");
         output.WriteLine(report);
 
         // HeaderCache served both custom headers of every measured request from its cache.
@@ -64,7 +70,7 @@ public sealed class LongValueAllocationTests(ITestOutputHelper output)
         Assert.True(cached.BytesPerRequest <= alone.BytesPerRequest + MarginPerRequest, report);
     }
 
-    private static async Task<Measured> MeasureAsync(bool headerCache, bool http2, int concurrency)
+    private static async Task<Measured> MeasureAsync(bool headerCache, bool http2, int concurrency, int? longValueBudget)
     {
         var connections = new ConcurrentDictionary<IHeaderStringCacheFeature, bool>(ReferenceEqualityComparer.Instance);
 
@@ -84,9 +90,17 @@ public sealed class LongValueAllocationTests(ITestOutputHelper output)
             return Task.CompletedTask;
         }
 
+        void Configure(WebApplicationBuilder builder)
+        {
+            if (longValueBudget is int bytes)
+            {
+                builder.Configuration["HeaderCache:LongValueBudget"] = bytes.ToString(CultureInfo.InvariantCulture);
+            }
+        }
+
         await using InMemoryKestrel server = http2
-            ? await InMemoryKestrel.StartHttp2Async(headerCache, App)
-            : await InMemoryKestrel.StartAsync(headerCache, App);
+            ? await InMemoryKestrel.StartHttp2Async(headerCache, App, Configure)
+            : await InMemoryKestrel.StartAsync(headerCache, App, Configure);
         using var http = new HttpClient(new SocketsHttpHandler
         {
             // The cookie goes as the one field it is given as.
