@@ -160,8 +160,11 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     private void OnHttp2Stopped(Http2StopCause cause)
     {
-        OnPassThrough(PassThroughReason.Http2Stopped);
-        Log.Http2Stopped(_endpoint.Logger, _connectionId, cause);
+        OnPassThrough(cause.Reason());
+        if (cause.Reason() == PassThroughReason.Http2Stopped)
+        {
+            Log.Http2Stopped(_endpoint.Logger, _connectionId, cause);
+        }
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe
