@@ -1,4 +1,5 @@
 using HeaderCache.Caching;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 
 namespace HeaderCache.Hosting;
@@ -18,6 +19,11 @@ internal sealed class HeaderCacheOptionsValidator : IValidateOptions<HeaderCache
         if (options.MaxValueLength is < 0 or > HeaderStringCache.MaxMaxLength)
         {
             failures.Add($"{HeaderCacheOptions.SectionName}:MaxValueLength is {options.MaxValueLength}; it must be 0 to {HeaderStringCache.MaxMaxLength}.");
+        }
+
+        if ((options.Protocols & ~HttpProtocols.Http1AndHttp2AndHttp3) != 0)
+        {
+            failures.Add($"{HeaderCacheOptions.SectionName}:Protocols is {options.Protocols}; it must be {HeaderCacheConfiguration.ProtocolsRequirement}.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
