@@ -15,6 +15,8 @@ public sealed class Http2StepAsideTests
     [InlineData("chrome", "chrome", null)]
     [InlineData("firefox", "httpclient", null)]
     [InlineData("proxy-pool", "chrome", null)]
+    [InlineData("proxy-pool", "httpclient", null)]
+    [InlineData("safari", "nghttp2", null)]
     public async Task A_connection_steps_aside_only_where_its_values_do_not_repeat(string profileName, string encoder, string? reason)
     {
         await using InMemoryKestrel server = await InMemoryKestrel.StartHttp2Async(headerCache: true, static _ => Task.CompletedTask);
