@@ -1,4 +1,5 @@
 using HeaderCache.Caching;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 
 namespace HeaderCache;
 
@@ -25,6 +26,15 @@ public sealed class HeaderCacheOptions
     /// puts no wrapper on new connections: Kestrel reads the transport directly.
     /// </summary>
     public bool Enabled { get; set; } = true;
+
+    /// <summary>
+    /// The protocols whose connections get the cache, named as for an endpoint's <see cref="ListenOptions.Protocols"/>
+    /// (<c>"Protocols": "Http1"</c> in configuration). Default <see cref="HttpProtocols.Http1AndHttp2"/>. A connection
+    /// of a protocol left out passes through, as with <see cref="Enabled"/> off: Kestrel reads its bytes unchanged, and
+    /// <see cref="IHeaderStringCacheFeature.InactiveReason"/> is <c>http1_disabled</c> or <c>http2_disabled</c>. This
+    /// does not change which protocols Kestrel speaks; HTTP/3 is never read (QUIC), so <c>Http3</c> changes nothing.
+    /// </summary>
+    public HttpProtocols Protocols { get; set; } = HttpProtocols.Http1AndHttp2;
 
     /// <summary>
     /// Whether connections get the cache on a Kestrel whose major or minor version differs from the one this build of

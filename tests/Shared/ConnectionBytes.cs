@@ -121,7 +121,9 @@ internal static class ConnectionBytes
         return $"{lines[0]}\r\n{host}\r\n\r\n";
     }
 
-    private static byte[] HeadersFrame(HpackEncoder hpack, List<(string Name, string Value)> fields, HpackEncoding encoder)
+    /// <summary>One request's HEADERS frame (stream 0, for <see cref="Http2Exchange"/> to number) as
+    /// <paramref name="encoder"/>'s rules encode <paramref name="fields"/> against <paramref name="hpack"/>'s table.</summary>
+    public static byte[] HeadersFrame(HpackEncoder hpack, List<(string Name, string Value)> fields, HpackEncoding encoder)
     {
         var block = new List<byte>();
         foreach ((string name, string value) in fields)

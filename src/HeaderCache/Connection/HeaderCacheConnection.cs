@@ -4,6 +4,7 @@ using HeaderCache.Fields;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Connection;
@@ -19,6 +20,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     private readonly FieldResolver _resolver;
     private readonly MeteredConnection _metered;
     private readonly string _connectionId;
+    private readonly HttpProtocols _protocols;
     private Http1Part? _http1;     // from the first byte read as HTTP/1.1, kept when TLS or the preface hands over
     private ProtocolPart? _part;   // the part of the protocol the connection speaks now
     private IDuplexPipe? _transport;
@@ -29,6 +31,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     {
         _endpoint = endpoint;
         _connectionId = connectionId;
+        _protocols = options.Protocols;
         _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.LongValueBudget, options.ExcludedHeaders);
         _metered = new MeteredConnection(this);
 
@@ -51,12 +54,25 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     public long Misses => Counters.LinesCreated;
 
     /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>: read as HTTP/2 when TLS chose
-    /// <c>h2</c> (in <paramref name="features"/>), else as HTTP/1.1 from its first byte.</summary>
+    /// <c>h2</c> (in <paramref name="features"/>), else as HTTP/1.1 from its first byte; <paramref name="transport"/>
+    /// itself when TLS chose <c>h2</c> and HTTP/2 is switched off.</summary>
     public IDuplexPipe Wrap(IDuplexPipe transport, IFeatureCollection features)
     {
         _tls = features.Get<ITlsConnectionFeature>() is not null;
-        PipeReader input = NegotiatedHttp2(features) ? StartHttp2(transport.Input, kestrelSpeaksHttp2: true) : StartHttp1(transport.Input);
-        _transport = new DuplexPipe(input, transport.Output);
+        if (!NegotiatedHttp2(features))
+        {
+            _transport = new DuplexPipe(StartHttp1(transport.Input), transport.Output);
+        }
+        else if (Serves(HttpProtocols.Http2))
+        {
+            _transport = new DuplexPipe(StartHttp2(transport.Input, kestrelSpeaksHttp2: true), transport.Output);
+        }
+        else
+        {
+            SwitchOffHttp2();
+            _transport = transport;
+        }
+
         return _transport;
     }
 
@@ -117,7 +133,18 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         _http1 ??= new Http1Part(_resolver, _endpoint.Limits, _endpoint.KestrelReusesValues);
         _part = _http1;
         Requests.Part = _http1.Headers;
-        return _http1.Read(input, OnPassThrough, OnPreface);
+        return _http1.Read(input, OnPassThrough, OnPreface, passesHeadsThrough: !Serves(HttpProtocols.Http1));
+    }
+
+    private bool Serves(HttpProtocols protocol) => (_protocols & protocol) != 0;
+
+    // HTTP/2 is switched off: Kestrel reads the connection's bytes as they are, and the connection says why.
+    private void SwitchOffHttp2()
+    {
+        _http1?.Trim();
+        _part = SwitchedOffPart.Http2;
+        Requests.Part = null;
+        Log.PassThrough(_endpoint.Logger, _connectionId, PassThroughReason.Http2Disabled);
     }
 
     private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
@@ -145,6 +172,12 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
             return input;
         }
 
+        if (!Serves(HttpProtocols.Http2))
+        {
+            SwitchOffHttp2();
+            return input;
+        }
+
         return StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
     }
 
@@ -160,8 +193,11 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     private void OnHttp2Stopped(Http2StopCause cause)
     {
-        OnPassThrough(PassThroughReason.Http2Stopped);
-        Log.Http2Stopped(_endpoint.Logger, _connectionId, cause);
+        OnPassThrough(cause.Reason());
+        if (cause.Reason() == PassThroughReason.Http2Stopped)
+        {
+            Log.Http2Stopped(_endpoint.Logger, _connectionId, cause);
+        }
     }
 
     private sealed class DuplexPipe(PipeReader input, PipeWriter output) : IDuplexPipe

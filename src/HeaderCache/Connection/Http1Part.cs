@@ -35,13 +35,15 @@ internal sealed class Http1Part : ProtocolPart
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>: the transport's, or the decrypted side TLS
     /// hands on once the first reader saw its handshake (the compactor and the cache carry over).
     /// <paramref name="prefaceArrived"/> is given the transport's reader when the HTTP/2 preface begins the connection,
-    /// and returns the reader every later call goes to.</summary>
-    public PipeReader Read(PipeReader input, Action<PassThroughReason> passThroughStarted, Func<PipeReader, PipeReader> prefaceArrived)
+    /// and returns the reader every later call goes to. With <paramref name="passesHeadsThrough"/> (HTTP/1.1 switched
+    /// off) the reader only tells TLS and the preface, and passes the connection through at its first request line.</summary>
+    public PipeReader Read(PipeReader input, Action<PassThroughReason> passThroughStarted, Func<PipeReader, PipeReader> prefaceArrived, bool passesHeadsThrough)
     {
         _reader = new CompactingPipeReader(input, _compactor, _limits)
         {
             PassThroughStarted = passThroughStarted,
             Http2Started = prefaceArrived,
+            PassesHeadsThrough = passesHeadsThrough,
         };
         return _reader;
     }

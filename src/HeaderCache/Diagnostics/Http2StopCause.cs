@@ -1,7 +1,8 @@
 namespace HeaderCache.Diagnostics;
 
-/// <summary>Why the HTTP/2 reader stopped following a connection (<see cref="PassThroughReason.Http2Stopped"/> for every
-/// one of them): logged at Debug, never a metric tag.</summary>
+/// <summary>Why the HTTP/2 reader stopped following a connection: <see cref="PassThroughReason.ValuesDoNotRepeat"/> for
+/// <see cref="ValuesDoNotRepeat"/>, <see cref="PassThroughReason.Http2Stopped"/> for every other one, which is logged
+/// at Debug, never a metric tag.</summary>
 internal enum Http2StopCause
 {
     None,
@@ -13,4 +14,13 @@ internal enum Http2StopCause
     DependsOnItself,    // a HEADERS frame that opens a stream and names that stream as its own dependency
     BlockUndecodable,   // a header block the table mirror cannot decode as Kestrel's decoder would
     BlockTooLong,       // a header block far longer than any Kestrel accepts, which the reader does not collect
+    ValuesDoNotRepeat,  // too few of the last values repeated (ValueAdmission): the reader steps aside between frames
+}
+
+/// <summary>The <see cref="PassThroughReason"/> of each <see cref="Http2StopCause"/>.</summary>
+internal static class Http2StopCauses
+{
+    /// <summary>Why a connection whose HTTP/2 reader stopped for <paramref name="cause"/> passes through.</summary>
+    public static PassThroughReason Reason(this Http2StopCause cause) =>
+        cause == Http2StopCause.ValuesDoNotRepeat ? PassThroughReason.ValuesDoNotRepeat : PassThroughReason.Http2Stopped;
 }

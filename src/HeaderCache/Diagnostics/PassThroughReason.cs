@@ -16,6 +16,8 @@ internal enum PassThroughReason
     NothingToCache,      // heads in a row with only names Kestrel acts on and values it reuses on its own
     ValuesDoNotRepeat,   // too few of the last value lookups were hits (ValueAdmission)
     Http2Stopped,        // an HTTP/2 connection the reader stopped following (an error Kestrel ends it for, a frame it does not follow)
+    Http1Disabled,       // an HTTP/1.1 connection while HeaderCacheOptions.Protocols leaves HTTP/1.1 out
+    Http2Disabled,       // an HTTP/2 connection (h2, or h2c Kestrel reads as HTTP/2) while Protocols leaves HTTP/2 out
 }
 
 /// <summary>The names of <see cref="PassThroughReason"/> in metrics and in the connection feature.</summary>
@@ -35,6 +37,8 @@ internal static class PassThroughReasonNames
         PassThroughReason.NothingToCache => "nothing_to_cache",
         PassThroughReason.ValuesDoNotRepeat => "values_do_not_repeat",
         PassThroughReason.Http2Stopped => "http2_stopped",
+        PassThroughReason.Http1Disabled => "http1_disabled",
+        PassThroughReason.Http2Disabled => "http2_disabled",
         _ => "none",
     };
 }

@@ -61,6 +61,10 @@ internal sealed class FieldResolver
     /// <summary>Whether the connection's values have stopped coming back (<see cref="ValueAdmission"/>).</summary>
     public bool ValuesDoNotRepeat => _admission.ValuesDoNotRepeat;
 
+    /// <summary>Counts a value towards <see cref="ValuesDoNotRepeat"/> without looking it up: its encoding says whether
+    /// it repeats.</summary>
+    public void CountEncoded(bool repeats) => _admission.CountWindow(repeats);
+
     /// <summary>The string of a name Kestrel has no constant for; <paramref name="slot"/> is -1 for a name too long for
     /// the cache of names, which gets a new string.</summary>
     public string ResolveName(ReadOnlySpan<byte> name, ref bool created, out short slot)

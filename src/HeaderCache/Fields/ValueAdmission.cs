@@ -101,6 +101,14 @@ internal struct ValueAdmission
     public void Count(ref byte misses, bool hit)
     {
         misses = hit ? (byte)0 : (byte)Math.Min(misses + 1, MissesBeforeNameBypass);
+        CountWindow(hit);
+    }
+
+    /// <summary>Counts, for the connection alone, a value whose encoding already says whether it repeats, without a
+    /// lookup (HTTP/2: a reference to a table entry repeats, a literal the client adds to its table is new).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void CountWindow(bool hit)
+    {
         _hits += hit ? 1 : 0;
         if (++_lookups == ValueWindow)
         {

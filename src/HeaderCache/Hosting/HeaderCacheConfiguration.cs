@@ -1,5 +1,6 @@
 using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -16,10 +17,14 @@ namespace HeaderCache.Hosting;
 /// </summary>
 internal sealed partial class HeaderCacheConfiguration(IConfiguration configuration, ILoggerFactory loggers) : IConfigureOptions<HeaderCacheOptions>
 {
+    /// <summary>What <see cref="HeaderCacheOptions.Protocols"/> must be: Kestrel's names of the protocols.</summary>
+    public const string ProtocolsRequirement = "Http1, Http2, Http1AndHttp2 or None (Kestrel's HttpProtocols; Http3 is accepted and changes nothing)";
+
     // Every bindable property of HeaderCacheOptions, with what its value must be.
     private static readonly (string Key, Type Type, string Requirement)[] Settings =
     [
         (nameof(HeaderCacheOptions.Enabled), typeof(bool), "true or false"),
+        (nameof(HeaderCacheOptions.Protocols), typeof(HttpProtocols), ProtocolsRequirement),
         (nameof(HeaderCacheOptions.AllowUntestedKestrelVersion), typeof(bool), "true or false"),
         (nameof(HeaderCacheOptions.SlotCount), typeof(int), $"a whole number from {HeaderStringCache.MinSlotCount} to {HeaderStringCache.MaxSlotCount}"),
         (nameof(HeaderCacheOptions.MaxValueLength), typeof(int), $"a whole number from 0 to {HeaderStringCache.MaxMaxLength}"),

@@ -1,4 +1,5 @@
 using HeaderCache.Caching;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Options;
 
 namespace HeaderCache.Hosting;
@@ -23,6 +24,11 @@ internal sealed class HeaderCacheOptionsValidator : IValidateOptions<HeaderCache
         if (options.LongValueBudget is < 0 or > LongValueCache.MaxBudget)
         {
             failures.Add($"{HeaderCacheOptions.SectionName}:LongValueBudget is {options.LongValueBudget}; it must be 0 to {LongValueCache.MaxBudget}.");
+        }
+
+        if ((options.Protocols & ~HttpProtocols.Http1AndHttp2AndHttp3) != 0)
+        {
+            failures.Add($"{HeaderCacheOptions.SectionName}:Protocols is {options.Protocols}; it must be {HeaderCacheConfiguration.ProtocolsRequirement}.");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

@@ -188,6 +188,11 @@ internal sealed partial class CompactingPipeReader
         PassThroughReason reason = end - start > _limits.MaxRequestLineSize
             ? PassThroughReason.OverLimit
             : RequestLine.Check(data[start..end]);
+        if (reason == PassThroughReason.None && PassesHeadsThrough)
+        {
+            reason = PassThroughReason.Http1Disabled;
+        }
+
         if (reason != PassThroughReason.None)
         {
             EnterPassThrough(reason);

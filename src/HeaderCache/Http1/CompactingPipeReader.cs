@@ -65,6 +65,10 @@ internal sealed partial class CompactingPipeReader : TransportReader
     /// to; without it the connection passes through.</summary>
     public Func<PipeReader, PipeReader>? Http2Started { get; set; }
 
+    /// <summary>HTTP/1.1 is switched off: a request line (neither TLS nor the HTTP/2 preface) passes the connection
+    /// through, for <see cref="PassThroughReason.Http1Disabled"/>.</summary>
+    public bool PassesHeadsThrough { get; init; }
+
     protected override bool PassesThrough => _stage == Stage.PassThrough;
 
     protected override bool ShowsHeld => _stage == Stage.CompactedSection;

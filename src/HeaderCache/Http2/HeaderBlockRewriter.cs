@@ -34,12 +34,24 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     public long FieldsServed { get; private set; }
     public long FieldsCreated { get; private set; }
 
+    /// <summary>Whether the connection's values have stopped repeating (<see cref="FieldResolver.ValuesDoNotRepeat"/>):
+    /// taking its fields costs more than it saves.</summary>
+    public bool ValuesDoNotRepeat => resolver.ValuesDoNotRepeat;
+
     /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
     public void Trim()
     {
         ConnectionArrays.Release(ref _kinds);
         ConnectionArrays.Release(ref _joined);
         handoff.Trim();
+    }
+
+    /// <summary>The connection rewrites no more blocks: lets go of the buffers, the arrays no stream holds and the
+    /// caches' strings. The fields already handed to streams stay for their requests; the counters stay.</summary>
+    public void Release()
+    {
+        Trim();
+        resolver.Release();
     }
 
     /// <summary>Rewrites the decoded block of <paramref name="frame"/> (a complete HEADERS frame of stream
@@ -80,7 +92,14 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 knownSeen |= 1UL << kind;
             }
 
+            // Whether the client's values repeat is in the encoding: a reference to a table entry (or a static one)
+            // repeats a value, a literal the client adds to its table is one its encoder had not got.
             ref readonly HpackField field = ref fields[i];
+            if (field.Representation is HpackRepresentation.Indexed or HpackRepresentation.IncrementalIndexing)
+            {
+                resolver.CountEncoded(repeats: field.Representation == HpackRepresentation.Indexed);
+            }
+
             if (field.Representation == HpackRepresentation.IncrementalIndexing)
             {
                 if (kind >= 0)

@@ -119,12 +119,13 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         }
     }
 
-    /// <summary>The connection ends: gives every entry's octets back.</summary>
+    /// <summary>The connection decodes no more blocks: gives every entry's octets back, and lets go of the entries.</summary>
     public void Release()
     {
         EvictTo(0);
         BlockStarts();
         _free.Clear();
+        (_entries, _newest) = ([], -1);
     }
 
     /// <summary>Adds a field as the newest entry, evicting the oldest to make room: the entry, or <see langword="null"/>

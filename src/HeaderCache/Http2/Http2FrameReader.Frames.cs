@@ -28,6 +28,14 @@ internal sealed partial class Http2FrameReader
     {
         while (_state is not (State.Held or State.Stopped))
         {
+            if (_state == State.FrameHeader && _rewriter.ValuesDoNotRepeat)
+            {
+                // Between frames no block is open, and no block taken from was ever a change to Kestrel's table: from
+                // here Kestrel decodes the client's blocks against the table the client encoded them against.
+                Stop(Http2StopCause.ValuesDoNotRepeat);
+                return;
+            }
+
             ReadOnlySequence<byte> rest = Buffer.Slice(_decided);
             if (rest.IsEmpty)
             {
@@ -277,6 +285,7 @@ internal sealed partial class Http2FrameReader
     protected override void Release()
     {
         _decoder.Release();
+        _rewriter.Release();
         ConnectionArrays.Release(ref _block);
         ConnectionArrays.Release(ref _frame);
         if (_state != State.HeldShown)

@@ -15,8 +15,8 @@ namespace HeaderCache.Http2;
 /// if the client ends the connection first, Kestrel gets everything held, unchanged.</para>
 /// <para>A rewritten frame is shown alone from the held buffer while the transport's read stays pending; once
 /// Kestrel has taken it, the transport moves past the frame as the client sent it.</para>
-/// <para>Once the reader stops (a decoding error, a frame Kestrel rejects, anything it does not follow), every call
-/// goes straight to the transport's reader.</para></remarks>
+/// <para>Once the reader stops (a decoding error, a frame Kestrel rejects, anything it does not follow, or, between
+/// frames, values that do not repeat), every call goes straight to the transport's reader.</para></remarks>
 internal sealed partial class Http2FrameReader : TransportReader
 {
     private readonly HeaderBlockRewriter _rewriter;
@@ -130,12 +130,13 @@ internal sealed partial class Http2FrameReader : TransportReader
 
     protected override void HeldTaken() => _state = State.FrameHeader;
 
-    // Every later call goes to the transport's reader; the bytes of the read being presented are shown as they are.
+    // Every later call goes to the transport's reader; the bytes of the read being presented are shown as they are. What
+    // was handed to streams stays for their requests; the table mirror, the buffers and the caches go.
     private void Stop(Http2StopCause cause)
     {
         _state = State.Stopped;
         EndWaits();
-        PassThroughReason = PassThroughReason.Http2Stopped;
+        PassThroughReason = cause.Reason();
         Release();
         Stopped?.Invoke(cause);
     }

@@ -207,7 +207,12 @@ internal sealed class Http2CaseGenerator(int seed)
             }
 
             (string Name, string Value)[][] sets = [.. Enumerable.Range(0, random.Next(1, 4)).Select(_ => HeaderSet())];
-            int requests = random.Next(2, 13);
+
+            // One connection in six churns: every value of every request is new, so the reader steps aside
+            // (values_do_not_repeat) within its first requests, between two frames, with later blocks referring to
+            // entries added before the step.
+            _churn = random.Next(6) == 0;
+            int requests = _churn ? random.Next(10, 17) : random.Next(2, 13);
             while (requests > 0)
             {
                 int batch = Math.Min(requests, random.Next(4) == 0 ? random.Next(2, 7) : 1);
@@ -287,6 +292,8 @@ internal sealed class Http2CaseGenerator(int seed)
         }
 
         private bool _tinyTable;
+        private bool _churn;
+        private int _churned;   // churn values written so far: each is new to the connection
         private bool _flipped;   // a block of this connection had an octet flipped: the tables may differ from here
 
         // The faults that are frames of their own rather than part of a request.
@@ -430,7 +437,7 @@ internal sealed class Http2CaseGenerator(int seed)
                 fields.Reverse();
             }
 
-            fields.AddRange(set);
+            fields.AddRange(_churn ? Churned(set) : set);
             byte[] body = post ? RandomBytes(Pick([0, 1, 100, 300, 5000])) : [];
             if (post && random.Next(2) == 0)
             {
@@ -829,6 +836,20 @@ internal sealed class Http2CaseGenerator(int seed)
         }
 
         /// <summary>A sync point: the client waits here until the server has acted on every byte before it (<see cref="ClientScript"/>).</summary>
+        // The set with every value new (but te's and content-type's, which Kestrel and gRPC act on), and new names too.
+        private IEnumerable<(string Name, string Value)> Churned((string Name, string Value)[] set)
+        {
+            foreach ((string name, string value) in set)
+            {
+                yield return name is "te" or "content-type" ? (name, value) : (name, FormattableString.Invariant($"{value}-{++_churned}"));
+            }
+
+            for (int i = random.Next(1, 5); i > 0; i--)
+            {
+                yield return (FormattableString.Invariant($"x-churn-{i}"), FormattableString.Invariant($"c{++_churned}"));
+            }
+        }
+
         private void Sync() => _writer.Ping(Http2Fuzzing.SyncPing(_syncs++));
 
         // Streams held open across a sync point: their handlers wait for the body there; then each is reset or ended.

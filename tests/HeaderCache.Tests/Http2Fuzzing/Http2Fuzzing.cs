@@ -201,7 +201,7 @@ internal static partial class Http2Fuzzing
 
         if (engagement is not null && client.ServerFeatures.Get<IHeaderStringCacheFeature>() is { } feature)
         {
-            engagement.Add(feature.Hits);
+            engagement.Add(feature.Hits, feature.InactiveReason);
         }
 
         return received.Transcript() + log.Transcript() + notes;
@@ -538,12 +538,14 @@ internal static partial class Http2Fuzzing
     }
 }
 
-/// <summary>The cache hits of the connections a run made through HeaderCache.</summary>
+/// <summary>The cache hits of the connections a run made through HeaderCache, and how many stepped aside because their
+/// values did not repeat.</summary>
 internal sealed class Engagement
 {
     private long _connections;
     private long _engaged;
     private long _hits;
+    private long _steppedAside;
 
     public long Connections => Interlocked.Read(ref _connections);
 
@@ -552,8 +554,16 @@ internal sealed class Engagement
 
     public long Hits => Interlocked.Read(ref _hits);
 
-    public void Add(long hits)
+    /// <summary>Connections that stepped aside for <c>values_do_not_repeat</c>.</summary>
+    public long SteppedAside => Interlocked.Read(ref _steppedAside);
+
+    public void Add(long hits, string? inactiveReason)
     {
+        if (inactiveReason == "values_do_not_repeat")
+        {
+            Interlocked.Increment(ref _steppedAside);
+        }
+
         Interlocked.Increment(ref _connections);
         Interlocked.Add(ref _hits, hits);
         if (hits > 0)
@@ -562,7 +572,8 @@ internal sealed class Engagement
         }
     }
 
-    public override string ToString() => $"{Engaged} of {Connections} connections served fields from the cache ({Hits} hits)";
+    public override string ToString() =>
+        $"{Engaged} of {Connections} connections served fields from the cache ({Hits} hits), {SteppedAside} stepped aside for values_do_not_repeat";
 }
 
 /// <summary>What the application saw on one stream, and whether its handler waits for body octets.</summary>

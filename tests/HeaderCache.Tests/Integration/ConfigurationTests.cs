@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -18,6 +19,24 @@ public sealed class ConfigurationTests
 {
     private const int UnknownSettingEvent = 20;
 
+    private const string ProtocolsMustBe = "Http1, Http2, Http1AndHttp2 or None (Kestrel's HttpProtocols; Http3 is accepted and changes nothing).";
+
+    [Theory]
+    [InlineData("\"Http1\"", HttpProtocols.Http1, "active")]
+    [InlineData("\"http2\"", HttpProtocols.Http2, "inactive")]
+    [InlineData("\"Http1, Http2\"", HttpProtocols.Http1AndHttp2, "active")]
+    [InlineData("\"Http1AndHttp2AndHttp3\"", HttpProtocols.Http1AndHttp2AndHttp3, "active")]
+    [InlineData("\"None\"", HttpProtocols.None, "inactive")]
+    public async Task Protocols_binds_Kestrels_names_and_an_HTTP1_connection_gets_the_cache_only_where_it_names_Http1(string value, HttpProtocols bound, string state)
+    {
+        using var settings = new SettingsFile($$"""{ "HeaderCache": { "Protocols": {{value}} } }""");
+        await using var server = await Server.StartAsync(settings);
+
+        Assert.Equal(bound, server.Options.CurrentValue.Protocols);
+        Assert.Equal(state, await server.GetAsync());
+        Assert.Empty(server.UnknownSettingWarnings);
+    }
+
     [Fact]
     public async Task An_unknown_key_at_startup_is_reported_once_with_the_nearest_setting_and_costs_no_connection()
     {
@@ -32,7 +51,7 @@ public sealed class ConfigurationTests
         (LogLevel Level, string Message) warning = Assert.Single(server.UnknownSettingWarnings);
         Assert.Equal(LogLevel.Warning, warning.Level);
         Assert.Equal(
-            "HeaderCache:SlotCuont is not a HeaderCache setting, so it is ignored. Did you mean SlotCount? The settings are Enabled, AllowUntestedKestrelVersion, SlotCount, MaxValueLength, LongValueBudget, ExcludedHeaders.",
+            "HeaderCache:SlotCuont is not a HeaderCache setting, so it is ignored. Did you mean SlotCount? The settings are Enabled, Protocols, AllowUntestedKestrelVersion, SlotCount, MaxValueLength, LongValueBudget, ExcludedHeaders.",
             warning.Message);
         Assert.Equal(128, server.Options.CurrentValue.MaxValueLength);
         Assert.Equal(25, server.Options.CurrentValue.SlotCount);
@@ -67,6 +86,8 @@ public sealed class ConfigurationTests
     [InlineData("\"SlotCount\": 0", "HeaderCache:SlotCount is 0; it must be 1 to 256.")]
     [InlineData("\"LongValueBudget\": \"16k\"", "HeaderCache:LongValueBudget is \"16k\"; it must be a whole number from 0 to 65536.")]
     [InlineData("\"LongValueBudget\": -1", "HeaderCache:LongValueBudget is -1; it must be 0 to 65536.")]
+    [InlineData("\"Protocols\": \"Http4\"", "HeaderCache:Protocols is \"Http4\"; it must be " + ProtocolsMustBe)]
+    [InlineData("\"Protocols\": \"64\"", "HeaderCache:Protocols is 64; it must be " + ProtocolsMustBe)]
     public async Task A_bad_value_at_startup_fails_with_one_line_naming_the_setting_the_value_and_what_it_must_be(string setting, string line)
     {
         using var settings = new SettingsFile($$"""{ "HeaderCache": { {{setting}} } }""");

@@ -200,7 +200,62 @@ public sealed class TlsTests : IDisposable
         Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Level >= LogLevel.Warning);
     }
 
+    /// <summary><c>HeaderCache:Protocols</c> without HTTP/2: h2 answers as Kestrel alone and says why, wherever the
+    /// cache is placed relative to <c>UseHttps()</c>, and HTTP/1.1 over TLS is still served.</summary>
+    [Theory]
+    [InlineData(Placement.AfterUseHttps)]
+    [InlineData(Placement.EndpointDefaultsOnly)]
+    public async Task Http2_switched_off_over_tls_answers_as_Kestrel_alone_and_says_why(Placement placement)
+    {
+        await using SampleServer on = await StartAsync(CacheMode.On, placement, "--HeaderCache:Protocols=Http1");
+        await using SampleServer off = await StartAsync(CacheMode.KestrelAlone, placement);
+        using var activity = new CacheActivity(on);
+
+        var answers = new List<string>();
+        foreach (SampleServer server in new[] { off, on })
+        {
+            using var handler = new SocketsHttpHandler();
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && presented.GetRawCertData().AsSpan().SequenceEqual(_certificate.RawData);
+            using var client = new HttpClient(handler);
+            for (int i = 0; i < 3; i++)
+            {
+                answers.Add(await GetAsync(client, server, $"/h2?i={i}", HttpVersion.Version20));
+            }
+        }
+
+        Assert.Equal(answers[..3], answers[3..]);
+        Assert.StartsWith("200 GET /h2?i=0 HTTP/2\n", answers[0], StringComparison.Ordinal);
+        using (var handler = new SocketsHttpHandler())
+        {
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && presented.GetRawCertData().AsSpan().SequenceEqual(_certificate.RawData);
+            using var client = new HttpClient(handler);
+            Assert.StartsWith("200 {\"present\":true,\"active\":false,\"reason\":\"http2_disabled\",\"hits\":0,\"misses\":0}", await GetAsync(client, on, "/headercache", HttpVersion.Version20), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(2, await activity.ConnectionsAsync("passed_through", "http2_disabled", ended: 2));
+        Assert.False(activity.Engaged, activity.ToString());
+
+        // HTTP/1.1 over TLS still gets the cache.
+        await ExchangeOnBothAsync(on, off, connections: 1);
+        Assert.True(activity.LinesServed > 0, "nothing was served from the cache over TLS");
+    }
+
     public void Dispose() => _certificate.Dispose();
+
+    private static async Task<string> GetAsync(HttpClient client, SampleServer server, string target, Version version)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri($"https://localhost:{server.EndPoint.Port}{target}"))
+        {
+            Version = version,
+            VersionPolicy = HttpVersionPolicy.RequestVersionExact,
+        };
+        request.Headers.Host = "localhost";
+        request.Headers.TryAddWithoutValidation("sec-ch-ua", "\"Edge\";v=\"1\"");
+        request.Headers.TryAddWithoutValidation("User-Agent", "edge-test/1.0");
+        using HttpResponseMessage response = await client.SendAsync(request);
+        Assert.Equal(version, response.Version);
+        return $"{(int)response.StatusCode} " + await response.Content.ReadAsStringAsync();
+    }
 
     /// <summary>Browser-like requests, one at a time and then pipelined, on TLS connections to both servers.</summary>
     private async Task ExchangeOnBothAsync(SampleServer on, SampleServer off, int connections)
@@ -234,11 +289,11 @@ public sealed class TlsTests : IDisposable
         return tls;
     }
 
-    private Task<SampleServer> StartAsync(CacheMode mode, Placement placement) => placement switch
+    private Task<SampleServer> StartAsync(CacheMode mode, Placement placement, params string[] settings) => placement switch
     {
         // Endpoints from settings get UseHttps() from Kestrel, after the endpoint defaults.
-        Placement.UrlsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, "--urls=https://127.0.0.1:0"),
-        Placement.KestrelEndpointsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, "--Kestrel:Endpoints:Secure:Url=https://127.0.0.1:0"),
+        Placement.UrlsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, ["--urls=https://127.0.0.1:0", .. settings]),
+        Placement.KestrelEndpointsSetting => SampleServer.StartAsync(mode, UseCertificateByDefault, ["--Kestrel:Endpoints:Secure:Url=https://127.0.0.1:0", .. settings]),
         _ => SampleServer.StartAsync(mode, builder => builder.WebHost.ConfigureKestrel(kestrel =>
             kestrel.Listen(IPAddress.Loopback, 0, listen =>
             {
@@ -258,7 +313,7 @@ public sealed class TlsTests : IDisposable
                         listen.UseHttps(_certificate);
                         break;
                 }
-            }))),
+            })), settings),
     };
 
     private void UseCertificateByDefault(WebApplicationBuilder builder) =>

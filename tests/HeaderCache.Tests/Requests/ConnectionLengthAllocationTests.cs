@@ -60,6 +60,31 @@ public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>An HTTP/2 connection whose values never repeat steps aside within its first requests: from then on a
+    /// request allocates no more than with Kestrel alone. The bytes per request between connections of 48 and of 384
+    /// requests are those of requests after the step.</summary>
+    [Theory]
+    [InlineData("chrome")]
+    [InlineData("httpclient")]
+    public async Task Churn_requests_after_the_step_aside_allocate_no_more_than_with_Kestrel_alone(string encoder)
+    {
+        HpackEncoding encoding = Enum.Parse<HpackEncoding>(encoder, ignoreCase: true);
+        TrafficProfile profile = TrafficProfile.Load("churn");
+        await using InMemoryKestrel alone = await StartAsync(headerCache: false, http2: true);
+        await using InMemoryKestrel cached = await StartAsync(headerCache: true, http2: true);
+
+        double aloneBytes = AfterTheFirst48(alone, profile, encoding);
+        double cachedBytes = AfterTheFirst48(cached, profile, encoding);
+        string report = string.Create(
+            CultureInfo.InvariantCulture,
+            $"h2c ({encoder}'s HPACK) churn, requests 49 to 384 of a connection: HeaderCache {cachedBytes:F0} B/request, Kestrel alone {aloneBytes:F0}");
+        output.WriteLine(report);
+        Assert.True(cachedBytes <= aloneBytes + MarginPerRequest, report);
+    }
+
+    private static double AfterTheFirst48(InMemoryKestrel server, TrafficProfile profile, HpackEncoding encoding) =>
+        ((384 * Measure(server, profile, http2: true, encoding, 384)) - (48 * Measure(server, profile, http2: true, encoding, 48))) / (384 - 48);
+
     private static Task<InMemoryKestrel> StartAsync(bool headerCache, bool http2) => http2
         ? InMemoryKestrel.StartHttp2Async(headerCache, static _ => Task.CompletedTask)
         : InMemoryKestrel.StartAsync(headerCache, static _ => Task.CompletedTask);
