@@ -1,5 +1,3 @@
-using System.IO.Pipelines;
-using HeaderCache.H2Client;
 using HeaderCache.Traffic;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Primitives;
@@ -41,7 +39,7 @@ internal static class AppVisibleReuse
             for (int c = 0; c < connections; c++)
             {
                 byte[][] requests = ConnectionBytes.Render(profile, http2, encoder, bare: false, length, seed: c, shortCrumbs);
-                RunConnectionAsync(server, http2, requests, streams).GetAwaiter().GetResult();
+                ConnectionBytes.RunConnectionAsync(server, http2, requests, streams).GetAwaiter().GetResult();
             }
         }
         finally
@@ -50,40 +48,6 @@ internal static class AppVisibleReuse
         }
 
         return recorder.Counts();
-    }
-
-    private static async Task RunConnectionAsync(InMemoryKestrel server, bool http2, byte[][] requests, int streams)
-    {
-        InMemoryClient client = server.Connect();
-        if (http2)
-        {
-            Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
-            foreach (byte[][] batch in requests.Chunk(streams))
-            {
-                await exchange.RoundTripsAsync(batch);
-            }
-        }
-        else
-        {
-            foreach (byte[] request in requests)
-            {
-                await client.Output.WriteAsync(request);
-                await client.ReadHeadAsync();
-            }
-        }
-
-        await client.CompleteAsync();
-        while (true)
-        {
-            ReadResult result = await client.Input.ReadAsync();
-            client.Input.AdvanceTo(result.Buffer.End);
-            if (result.IsCompleted)
-            {
-                break;
-            }
-        }
-
-        await client.Input.CompleteAsync();
     }
 
     // Per connection, per header name and value: the instances the application got. Streams of one connection run at

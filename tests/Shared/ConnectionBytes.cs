@@ -46,15 +46,25 @@ internal static class ConnectionBytes
         return (GC.GetTotalAllocatedBytes(precise: true) - before) / (double)(connections * length);
     }
 
-    private static async Task RunConnectionAsync(InMemoryKestrel server, bool http2, byte[][] requests)
+    /// <summary>Opens a connection to <paramref name="server"/>, sends <paramref name="requests"/> (on HTTP/2,
+    /// <paramref name="streams"/> at a time), reads every response and closes it.</summary>
+    public static async Task RunConnectionAsync(InMemoryKestrel server, bool http2, byte[][] requests, int streams = 1)
     {
         InMemoryClient client = server.Connect();
-        if (http2)
+        if (http2 && streams == 1)
         {
             Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
             foreach (byte[] request in requests)
             {
                 await exchange.RoundTripAsync(request);
+            }
+        }
+        else if (http2)
+        {
+            Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
+            foreach (byte[][] batch in requests.Chunk(streams))
+            {
+                await exchange.RoundTripsAsync(batch);
             }
         }
         else
