@@ -1,6 +1,5 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
-using HeaderCache.Fields;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http.Features;
@@ -12,11 +11,13 @@ namespace HeaderCache.Connection;
 /// which both protocols share, and the part of the protocol the connection speaks, made when that protocol starts:
 /// HTTP/1.1 from the first byte (<see cref="Http1Part"/>), HTTP/2 once TLS chose <c>h2</c> or the prior-knowledge
 /// preface arrived where Kestrel reads it as HTTP/2 (<see cref="Http2Part"/>). What the feature, the metrics and
-/// Kestrel's heartbeat ask of the connection goes to that part.</summary>
+/// Kestrel's heartbeat ask of the connection goes to that part. What the parts read with (the resolver and its caches,
+/// the compactor, the HPACK mirror) is lent by the endpoint's <see cref="ReadingStatePool"/> and goes back, emptied, when
+/// the connection ends and Kestrel has completed every reader.</summary>
 internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, MeteredConnection.ISource, IDisposable
 {
     private readonly HeaderCacheEndpoint _endpoint;
-    private readonly FieldResolver _resolver;
+    private ReadingState? _state;   // lent by the endpoint until the connection ends
     private readonly MeteredConnection _metered;
     private readonly string _connectionId;
     private Http1Part? _http1;     // from the first byte read as HTTP/1.1, kept when TLS or the preface hands over
@@ -24,12 +25,14 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     private IDuplexPipe? _transport;
     private bool _tls;             // Kestrel saw TLS on the transport being read: it never reads a preface there as HTTP/2
     private bool _decrypted;
+    private MeteredCounts _endCounts;   // what the parts counted, kept when the connection ended
+    private volatile bool _ended;
 
     public HeaderCacheConnection(HeaderCacheEndpoint endpoint, HeaderCacheOptions options, string connectionId)
     {
         _endpoint = endpoint;
         _connectionId = connectionId;
-        _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.ExcludedHeaders);
+        _state = endpoint.States.Rent(options, endpoint.Limits, endpoint.KestrelReusesValues);
         _metered = new MeteredConnection(this);
 
         // Every connection, whether or not anything listens, so that a listener that attaches later sees the open
@@ -44,7 +47,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     public string? InactiveReason => _part?.InactiveReason;
 
-    public MeteredCounts Counters => _part?.Counters ?? default;
+    public MeteredCounts Counters => _ended ? _endCounts : _part?.Counters ?? default;
 
     public long Hits => Counters.LinesServed;
 
@@ -107,6 +110,15 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         }
 
         _http1?.Dispose();
+        _endCounts = Counters;
+        _ended = true;
+
+        // Kestrel is done with the connection and every one of its requests, and from the parts' Dispose on no reader or
+        // trim touches the state: it goes back, emptied, for another connection.
+        if (Interlocked.Exchange(ref _state, null) is { } state)
+        {
+            _endpoint.States.Return(state);
+        }
     }
 
     private static bool NegotiatedHttp2(IFeatureCollection features) =>
@@ -114,7 +126,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     private PipeReader StartHttp1(PipeReader input)
     {
-        _http1 ??= new Http1Part(_resolver, _endpoint.Limits, _endpoint.KestrelReusesValues);
+        _http1 ??= new Http1Part(_state!, _endpoint.Limits);
         _part = _http1;
         Requests.Part = _http1.Headers;
         return _http1.Read(input, OnPassThrough, OnPreface);
@@ -123,7 +135,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
     {
         _http1?.Trim();
-        var http2 = new Http2Part(input, _resolver, _endpoint.Limits, kestrelSpeaksHttp2, OnHttp2Stopped);
+        var http2 = new Http2Part(input, _state!, _endpoint.Limits, kestrelSpeaksHttp2, OnHttp2Stopped);
         _part = http2;
         Requests.Part = http2.Headers;
         return http2.Reader;

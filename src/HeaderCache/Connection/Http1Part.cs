@@ -1,6 +1,5 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
-using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
@@ -15,11 +14,13 @@ internal sealed class Http1Part : ProtocolPart
     private readonly HeadCompactor _compactor;
     private readonly KestrelLimits _limits;
     private CompactingPipeReader? _reader;
+    private CompactingPipeReader? _replaced;   // the reader of the TLS bytes, once the decrypted side is read
 
-    public Http1Part(FieldResolver resolver, KestrelLimits limits, bool kestrelReusesValues)
+    /// <summary>The part of a connection whose compactor is <paramref name="state"/>'s.</summary>
+    public Http1Part(ReadingState state, KestrelLimits limits)
     {
         _limits = limits;
-        _compactor = new HeadCompactor(resolver, _queue, limits, kestrelReusesValues, new LineMemo());
+        _compactor = state.Http1(_queue);
         Headers = new CachedRequestHeaders(_queue);
     }
 
@@ -38,6 +39,7 @@ internal sealed class Http1Part : ProtocolPart
     /// and returns the reader every later call goes to.</summary>
     public PipeReader Read(PipeReader input, Action<PassThroughReason> passThroughStarted, Func<PipeReader, PipeReader> prefaceArrived)
     {
+        _replaced = _reader;
         _reader = new CompactingPipeReader(input, _compactor, _limits)
         {
             PassThroughStarted = passThroughStarted,
@@ -55,8 +57,10 @@ internal sealed class Http1Part : ProtocolPart
     /// <inheritdoc />
     public override void Dispose()
     {
-        // Kestrel's heartbeat may still be trimming: the compactor lets go of everything once it has finished.
-        _reader?.EndIdle();
+        // Kestrel's heartbeat may still be trimming, and a transport read may still end: the compactor lets go of
+        // everything once neither runs, and no reader touches it again.
+        _replaced?.End();
+        _reader?.End();
         _compactor.Dispose();
     }
 }

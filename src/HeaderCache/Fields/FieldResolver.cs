@@ -154,6 +154,15 @@ internal sealed class FieldResolver
         _admission.Release();
     }
 
+    /// <summary>Makes the resolver another connection's: the caches, their counters and the names' histories start
+    /// empty, as a new resolver's do.</summary>
+    public void Reset()
+    {
+        _values.Reset();
+        _names.Reset();
+        _admission.Reset();
+    }
+
     private bool IsExcluded(ReadOnlySpan<byte> name)
     {
         foreach (byte[] excluded in _excluded)

@@ -27,18 +27,32 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
 
+    // The connection's hand-off; none while the rewriter is lent to no connection (ReadingState), when nothing reads.
+    private Http2StreamHandoff? _handoff = handoff;
     private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
     private byte[] _joined = [];
 
+    private Http2StreamHandoff Handoff => _handoff!;
+
     public long FieldsServed { get; private set; }
     public long FieldsCreated { get; private set; }
+
+    /// <summary>Makes the rewriter another connection's, whose streams' fields go to <paramref name="handoff"/> (none: lent to no connection): its
+    /// buffers and counts start empty, and the last connection's hand-off is not touched. The decoder and the resolver are
+    /// reset by their owner.</summary>
+    public void Reset(Http2StreamHandoff? handoff)
+    {
+        ConnectionArrays.Release(ref _kinds);
+        ConnectionArrays.Release(ref _joined);
+        (FieldsServed, FieldsCreated, _handoff) = (0, 0, handoff);
+    }
 
     /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
     public void Trim()
     {
         ConnectionArrays.Release(ref _kinds);
         ConnectionArrays.Release(ref _joined);
-        handoff.Trim();
+        Handoff.Trim();
     }
 
     /// <summary>Rewrites the decoded block of <paramref name="frame"/> (a complete HEADERS frame of stream
@@ -48,7 +62,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     {
         ReadOnlySpan<byte> block = frame[fragmentStart..];
         ReadOnlySpan<HpackField> fields = decoder.Fields;
-        if (fields.Length == 0 || !handoff.HasRoom || !IsAccepted(block, fields))
+        if (fields.Length == 0 || !Handoff.HasRoom || !IsAccepted(block, fields))
         {
             return 0;
         }
@@ -120,9 +134,9 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        if (!handoff.TryAdd(streamId, lines))
+        if (!Handoff.TryAdd(streamId, lines))
         {
-            handoff.Return(lines.Array);
+            Handoff.Return(lines.Array);
             return 0;
         }
 
@@ -212,7 +226,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         }
 
         int length = crumbs > 1 ? taken - crumbs + 1 : taken;
-        TakenHeader[] lines = handoff.Rent(length);
+        TakenHeader[] lines = Handoff.Rent(length);
         int count = 0;
         ulong knownSeen = 0;
         for (int i = 0; i < fields.Length; i++)
@@ -240,7 +254,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 : ValueOf(block, field, ref line);
             if (value is null)
             {
-                handoff.Return(lines);
+                Handoff.Return(lines);
                 return default;
             }
 

@@ -176,6 +176,14 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         table.Release();
     }
 
+    /// <summary>Makes the decoder another connection's, as new: no fields, an empty table.</summary>
+    public void Reset()
+    {
+        Release();
+        _scratchLength = 0;
+        table.Reset();
+    }
+
     /// <summary>The connection idles: lets go of the last block's fields and the scratch; the table stays.</summary>
     public void Trim()
     {

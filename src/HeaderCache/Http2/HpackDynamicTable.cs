@@ -115,12 +115,19 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         }
     }
 
-    /// <summary>The connection ends: gives every entry's octets back.</summary>
+    /// <summary>The connection ends: gives every entry's octets back. The emptied entries are kept for reuse (they hold
+    /// no octets and no strings).</summary>
     public void Release()
     {
         EvictTo(0);
         BlockStarts();
-        _free.Clear();
+    }
+
+    /// <summary>Makes the table another connection's, as new: no entry, the advertised size.</summary>
+    public void Reset()
+    {
+        Release();
+        (_newest, MaxSize) = (-1, AdvertisedSize);
     }
 
     public void Insert(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
