@@ -34,17 +34,13 @@ internal sealed class Http1Part : ProtocolPart
     public override MeteredCounts Counters => _compactor.Metered;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>: the transport's, or the decrypted side TLS
-    /// hands on once the first reader saw its handshake (the compactor and the cache carry over).
-    /// <paramref name="prefaceArrived"/> is given the transport's reader when the HTTP/2 preface begins the connection,
-    /// and returns the reader every later call goes to.</summary>
-    public PipeReader Read(PipeReader input, Action<PassThroughReason> passThroughStarted, Func<PipeReader, PipeReader> prefaceArrived)
+    /// hands on once the first reader saw its handshake (the compactor and the cache carry over). <paramref name="owner"/>
+    /// is told when the reader passes through, and given the transport's reader when the HTTP/2 preface begins the
+    /// connection.</summary>
+    public PipeReader Read(PipeReader input, CompactingPipeReader.IOwner owner)
     {
         _replaced = _reader;
-        _reader = new CompactingPipeReader(input, _compactor, _limits)
-        {
-            PassThroughStarted = passThroughStarted,
-            Http2Started = prefaceArrived,
-        };
+        _reader = new CompactingPipeReader(input, _compactor, _limits) { Owner = owner };
         return _reader;
     }
 

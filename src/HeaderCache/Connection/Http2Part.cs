@@ -22,13 +22,13 @@ internal sealed class Http2Part : ProtocolPart
     /// rewriter are <paramref name="state"/>'s. When
     /// <paramref name="kestrelSpeaksHttp2"/> is false, whether Kestrel read it as HTTP/2 is known only from the requests
     /// it creates (<see cref="Http2RequestHeaders.SawRequest"/>).</summary>
-    public Http2Part(PipeReader input, ReadingState state, KestrelLimits limits, bool kestrelSpeaksHttp2, Action<Http2StopCause> stopped)
+    public Http2Part(PipeReader input, ReadingState state, KestrelLimits limits, bool kestrelSpeaksHttp2, Http2FrameReader.IOwner owner)
     {
         _resolver = state.Resolver;
         _kestrelSpeaksHttp2 = kestrelSpeaksHttp2;
         _streams = new Http2StreamHandoff(2 * limits.MaxStreamsPerConnection, limits.MaxStreamsPerConnection);
         (HpackBlockDecoder decoder, _rewriter) = state.Http2(_streams);
-        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Stopped = stopped };
+        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Owner = owner };
         Headers = new Http2RequestHeaders(_streams);
     }
 
