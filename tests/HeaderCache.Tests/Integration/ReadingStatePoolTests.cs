@@ -32,7 +32,7 @@ public sealed class ReadingStatePoolTests
         RequestDelegate app = context =>
         {
             var connection = (HeaderCacheConnection)context.Features.Get<IHeaderStringCacheFeature>()!;
-            var state = (ReadingState)StateField.GetValue(connection)!;
+            ReadingState state = StateOf(connection)!;
             string[] strings = [.. context.Request.Headers.SelectMany(h => h.Value.Prepend(h.Key)).OfType<string>()];
             requests.Enqueue(new Request(context.Connection.Id, connection, state, strings, [.. StringsIn(state).Where(IsMadeFromBytes)]));
             return Task.CompletedTask;
@@ -70,14 +70,24 @@ public sealed class ReadingStatePoolTests
         Request[] connection = [.. requests];
         Assert.Equal(2, connection.Length);
 
-        // The connection gives its state back when Kestrel disposes it, just after the client saw its end.
-        for (int i = 0; i < 500 && StateField.GetValue(connection[0].Connection) is not null; i++)
+        await WaitUntilEndedAsync(connection[0].Connection);
+        return connection;
+    }
+
+    /// <summary>The reading state <paramref name="connection"/> reads with, or <see langword="null"/> once it gave it
+    /// back.</summary>
+    internal static ReadingState? StateOf(HeaderCacheConnection connection) => (ReadingState?)StateField.GetValue(connection);
+
+    /// <summary>Waits until <paramref name="connection"/> has given its state back, which it does when Kestrel disposes
+    /// it, just after the client saw its end.</summary>
+    internal static async Task WaitUntilEndedAsync(HeaderCacheConnection connection)
+    {
+        for (int i = 0; i < 500 && StateOf(connection) is not null; i++)
         {
             await Task.Delay(10);
         }
 
-        Assert.Null(StateField.GetValue(connection[0].Connection));
-        return connection;
+        Assert.Null(StateOf(connection));
     }
 
     // Every string reachable from the state's fields, through HeaderCache's objects and arrays.
