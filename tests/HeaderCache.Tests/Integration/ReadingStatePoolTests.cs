@@ -78,6 +78,14 @@ public sealed class ReadingStatePoolTests
     /// back.</summary>
     internal static ReadingState? StateOf(HeaderCacheConnection connection) => (ReadingState?)StateField.GetValue(connection);
 
+    /// <summary>The idle states of the pool of <paramref name="connection"/>'s endpoint.</summary>
+    internal static ReadingState[] IdleStates(HeaderCacheConnection connection)
+    {
+        var endpoint = (HeaderCacheEndpoint)typeof(HeaderCacheConnection).GetField("_endpoint", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(connection)!;
+        var idle = (ReadingState?[])typeof(ReadingStatePool).GetField("_idle", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(endpoint.States)!;
+        return [.. idle.OfType<ReadingState>()];
+    }
+
     /// <summary>Waits until <paramref name="connection"/> has given its state back, which it does when Kestrel disposes
     /// it, just after the client saw its end.</summary>
     internal static async Task WaitUntilEndedAsync(HeaderCacheConnection connection)
