@@ -15,7 +15,7 @@ namespace HeaderCache.Connection;
 /// preface arrived where Kestrel reads it as HTTP/2 (<see cref="Http2Part"/>). What the feature, the metrics and
 /// Kestrel's heartbeat ask of the connection goes to that part. What the parts read with (the resolver and its caches,
 /// the compactor, the HPACK mirror) is lent by the endpoint's <see cref="ReadingStatePool"/> and goes back, emptied, when
-/// the connection ends and Kestrel has completed every reader.</summary>
+/// Kestrel disposes the connection, once every reader has ended.</summary>
 internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, CompactingPipeReader.IOwner, Http2FrameReader.IOwner, IDisposable
 {
     private readonly HeaderCacheEndpoint _endpoint;
