@@ -27,7 +27,7 @@ internal sealed class HeaderStringCache
 
     private readonly int _slotCount;
     private readonly int _maxLength;
-    private readonly uint _seed;
+    private uint _seed;
     private readonly WellKnownStrings? _wellKnown;
 
     private uint[]? _fingerprints;
@@ -54,6 +54,15 @@ internal sealed class HeaderStringCache
 
     public int SlotCount => _slotCount;
     public int MaxLength => _maxLength;
+
+    /// <summary>Empties the cache for another connection: no slot, string or count of the last one stays, and
+    /// fingerprints take a new seed.</summary>
+    public void Reset()
+    {
+        Release();
+        Counters = default;
+        _seed = (uint)Random.Shared.Next();
+    }
 
     /// <summary>Lets go of the slots and their strings; the counters stay. The next insert allocates again.</summary>
     public void Release()

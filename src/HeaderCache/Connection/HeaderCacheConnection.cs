@@ -1,6 +1,7 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
-using HeaderCache.Fields;
+using HeaderCache.Http1;
+using HeaderCache.Http2;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
 using Microsoft.AspNetCore.Http.Features;
@@ -13,31 +14,33 @@ namespace HeaderCache.Connection;
 /// which both protocols share, and the part of the protocol the connection speaks, made when that protocol starts:
 /// HTTP/1.1 from the first byte (<see cref="Http1Part"/>), HTTP/2 once TLS chose <c>h2</c> or the prior-knowledge
 /// preface arrived where Kestrel reads it as HTTP/2 (<see cref="Http2Part"/>). What the feature, the metrics and
-/// Kestrel's heartbeat ask of the connection goes to that part.</summary>
-internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, MeteredConnection.ISource, IDisposable
+/// Kestrel's heartbeat ask of the connection goes to that part. What the parts read with (the resolver and its caches,
+/// the compactor, the HPACK mirror) is lent by the endpoint's <see cref="ReadingStatePool"/> and goes back, emptied, when
+/// Kestrel disposes the connection, once every reader has ended.</summary>
+internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCacheFeature, CompactingPipeReader.IOwner, Http2FrameReader.IOwner, IDisposable
 {
     private readonly HeaderCacheEndpoint _endpoint;
-    private readonly FieldResolver _resolver;
-    private readonly MeteredConnection _metered;
-    private readonly string _connectionId;
     private readonly HttpProtocols _protocols;
+    private ReadingState? _state;   // lent by the endpoint until the connection ends
+    private readonly string _connectionId;
     private Http1Part? _http1;     // from the first byte read as HTTP/1.1, kept when TLS or the preface hands over
     private ProtocolPart? _part;   // the part of the protocol the connection speaks now
     private IDuplexPipe? _transport;
     private bool _tls;             // Kestrel saw TLS on the transport being read: it never reads a preface there as HTTP/2
     private bool _decrypted;
+    private long _endHits, _endMisses;   // what the parts counted, kept for the feature when the connection ended
+    private volatile bool _ended;
 
     public HeaderCacheConnection(HeaderCacheEndpoint endpoint, HeaderCacheOptions options, string connectionId)
     {
         _endpoint = endpoint;
         _connectionId = connectionId;
         _protocols = options.Protocols;
-        _resolver = FieldResolver.Create(options.SlotCount, options.MaxValueLength, options.LongValueBudget, options.ExcludedHeaders);
-        _metered = new MeteredConnection(this);
+        _state = endpoint.States.Rent(options, endpoint.Limits, endpoint.KestrelReusesValues);
 
         // Every connection, whether or not anything listens, so that a listener that attaches later sees the open
         // connections too; registering at the first compacted head would put a check on the request path instead.
-        endpoint.Metrics.Register(_metered);
+        endpoint.Metrics.Register(this);
     }
 
     /// <summary>How each request of this connection finds the fields taken out of its head.</summary>
@@ -47,7 +50,10 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     public string? InactiveReason => _part?.InactiveReason;
 
-    public MeteredCounts Counters => _part?.Counters ?? default;
+    /// <remarks>Once the connection ended, only what the feature reports: the parts' counters went with its reading
+    /// state, and the registry read the rest as the connection ended.</remarks>
+    public override MeteredCounts Counters =>
+        _ended ? new() { LinesServed = _endHits, LinesCreated = _endMisses } : _part?.Counters ?? default;
 
     public long Hits => Counters.LinesServed;
 
@@ -96,7 +102,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     public void Dispose()
     {
-        _endpoint.Metrics.Unregister(_metered);
+        _endpoint.Metrics.Unregister(this);
         if (InactiveReason is { } reason)
         {
             if (_part is Http1Part { Reason: PassThroughReason.Tls })
@@ -123,6 +129,16 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         }
 
         _http1?.Dispose();
+        MeteredCounts counts = Counters;
+        (_endHits, _endMisses) = (counts.LinesServed, counts.LinesCreated);
+        _ended = true;
+
+        // Kestrel is done with the connection and every one of its requests, and from the parts' Dispose on no reader or
+        // trim touches the state: it goes back, emptied, for another connection.
+        if (Interlocked.Exchange(ref _state, null) is { } state)
+        {
+            _endpoint.States.Return(state);
+        }
     }
 
     private static bool NegotiatedHttp2(IFeatureCollection features) =>
@@ -130,10 +146,10 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
 
     private PipeReader StartHttp1(PipeReader input)
     {
-        _http1 ??= new Http1Part(_resolver, _endpoint.Limits, _endpoint.KestrelReusesValues);
+        _http1 ??= new Http1Part(_state!, _endpoint.Limits);
         _part = _http1;
         Requests.Part = _http1.Headers;
-        return _http1.Read(input, OnPassThrough, OnPreface, passesHeadsThrough: !Serves(HttpProtocols.Http1));
+        return _http1.Read(input, this, passesHeadsThrough: !Serves(HttpProtocols.Http1));
     }
 
     private bool Serves(HttpProtocols protocol) => (_protocols & protocol) != 0;
@@ -150,7 +166,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
     {
         _http1?.Trim();
-        var http2 = new Http2Part(input, _resolver, _endpoint.Limits, kestrelSpeaksHttp2, OnHttp2Stopped);
+        var http2 = new Http2Part(input, _state!, _endpoint.Limits, kestrelSpeaksHttp2, this);
         _part = http2;
         Requests.Part = http2.Headers;
         return http2.Reader;
@@ -159,7 +175,7 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
     // The HTTP/1.1 reader found the HTTP/2 preface at the connection's first byte. Kestrel chose the connection's
     // protocol before reading it: HTTP/2 for a preface only without TLS, on an endpoint whose Protocols is Http2. Where
     // it reads HTTP/1.1, the connection passes through with its bytes as they are, for Kestrel to answer alone.
-    private PipeReader OnPreface(PipeReader input)
+    PipeReader CompactingPipeReader.IOwner.Http2Started(PipeReader input)
     {
         if (_tls || _endpoint.CleartextHttp2 == CleartextHttp2.Refused)
         {
@@ -181,17 +197,19 @@ internal sealed class HeaderCacheConnection : IHeaderStringCacheFeature, Metered
         return StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
     }
 
+    void CompactingPipeReader.IOwner.PassThroughStarted(PassThroughReason reason) => OnPassThrough(reason);
+
     private void OnPassThrough(PassThroughReason reason)
     {
         // A TLS handshake is reported when the connection ends, if nothing decrypted it (see OnTransportReplaced); the
-        // HTTP/2 preface where it begins the connection, once it is known whether Kestrel reads it as HTTP/2 (OnPreface).
+        // HTTP/2 preface where it begins the connection, once it is known whether Kestrel reads it as HTTP/2 (Http2Started).
         if (reason is not (PassThroughReason.Tls or PassThroughReason.Http2))
         {
             Log.PassThrough(_endpoint.Logger, _connectionId, reason);
         }
     }
 
-    private void OnHttp2Stopped(Http2StopCause cause)
+    void Http2FrameReader.IOwner.Stopped(Http2StopCause cause)
     {
         OnPassThrough(cause.Reason());
         if (cause.Reason() == PassThroughReason.Http2Stopped)

@@ -23,6 +23,9 @@ internal sealed class HeaderCacheEndpoint(object name, KestrelServerOptions kest
     /// (<c>DisableStringReuse</c> off).</summary>
     public bool KestrelReusesValues { get; } = !kestrel.DisableStringReuse;
 
+    /// <summary>The endpoint's idle reading states, lent to its new connections.</summary>
+    public ReadingStatePool States { get; } = new();
+
     /// <summary>What Kestrel does with a cleartext connection that begins with the HTTP/2 preface.</summary>
     public CleartextHttp2 CleartextHttp2 => cleartextHttp2;
 

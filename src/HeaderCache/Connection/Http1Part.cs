@@ -1,6 +1,5 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
-using HeaderCache.Fields;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
@@ -15,11 +14,13 @@ internal sealed class Http1Part : ProtocolPart
     private readonly HeadCompactor _compactor;
     private readonly KestrelLimits _limits;
     private CompactingPipeReader? _reader;
+    private CompactingPipeReader? _replaced;   // the reader of the TLS bytes, once the decrypted side is read
 
-    public Http1Part(FieldResolver resolver, KestrelLimits limits, bool kestrelReusesValues)
+    /// <summary>The part of a connection whose compactor is <paramref name="state"/>'s.</summary>
+    public Http1Part(ReadingState state, KestrelLimits limits)
     {
         _limits = limits;
-        _compactor = new HeadCompactor(resolver, _queue, limits, kestrelReusesValues, new LineMemo());
+        _compactor = state.Http1(_queue);
         Headers = new CachedRequestHeaders(_queue);
     }
 
@@ -33,18 +34,14 @@ internal sealed class Http1Part : ProtocolPart
     public override MeteredCounts Counters => _compactor.Metered;
 
     /// <summary>The reader Kestrel gets instead of <paramref name="input"/>: the transport's, or the decrypted side TLS
-    /// hands on once the first reader saw its handshake (the compactor and the cache carry over).
-    /// <paramref name="prefaceArrived"/> is given the transport's reader when the HTTP/2 preface begins the connection,
-    /// and returns the reader every later call goes to. With <paramref name="passesHeadsThrough"/> (HTTP/1.1 switched
-    /// off) the reader only tells TLS and the preface, and passes the connection through at its first request line.</summary>
-    public PipeReader Read(PipeReader input, Action<PassThroughReason> passThroughStarted, Func<PipeReader, PipeReader> prefaceArrived, bool passesHeadsThrough)
+    /// hands on once the first reader saw its handshake (the compactor and the cache carry over). <paramref name="owner"/>
+    /// is told when the reader passes through, and given the transport's reader when the HTTP/2 preface begins the
+    /// connection. With <paramref name="passesHeadsThrough"/> (HTTP/1.1 switched off) the reader only tells TLS and the
+    /// preface, and passes the connection through at its first request line.</summary>
+    public PipeReader Read(PipeReader input, CompactingPipeReader.IOwner owner, bool passesHeadsThrough)
     {
-        _reader = new CompactingPipeReader(input, _compactor, _limits)
-        {
-            PassThroughStarted = passThroughStarted,
-            Http2Started = prefaceArrived,
-            PassesHeadsThrough = passesHeadsThrough,
-        };
+        _replaced = _reader;
+        _reader = new CompactingPipeReader(input, _compactor, _limits) { Owner = owner, PassesHeadsThrough = passesHeadsThrough };
         return _reader;
     }
 
@@ -57,8 +54,10 @@ internal sealed class Http1Part : ProtocolPart
     /// <inheritdoc />
     public override void Dispose()
     {
-        // Kestrel's heartbeat may still be trimming: the compactor lets go of everything once it has finished.
-        _reader?.EndIdle();
+        // Kestrel's heartbeat may still be trimming, and a transport read may still end: the compactor lets go of
+        // everything once neither runs, and no reader touches it again.
+        _replaced?.End();
+        _reader?.End();
         _compactor.Dispose();
     }
 }

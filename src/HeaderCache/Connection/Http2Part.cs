@@ -18,17 +18,17 @@ internal sealed class Http2Part : ProtocolPart
     private readonly Http2StreamHandoff _streams;
     private readonly bool _kestrelSpeaksHttp2;
 
-    /// <summary>The part of a connection whose <paramref name="input"/> starts with the preface. When
+    /// <summary>The part of a connection whose <paramref name="input"/> starts with the preface, and whose decoder and
+    /// rewriter are <paramref name="state"/>'s. When
     /// <paramref name="kestrelSpeaksHttp2"/> is false, whether Kestrel read it as HTTP/2 is known only from the requests
     /// it creates (<see cref="Http2RequestHeaders.SawRequest"/>).</summary>
-    public Http2Part(PipeReader input, FieldResolver resolver, KestrelLimits limits, bool kestrelSpeaksHttp2, Action<Http2StopCause> stopped)
+    public Http2Part(PipeReader input, ReadingState state, KestrelLimits limits, bool kestrelSpeaksHttp2, Http2FrameReader.IOwner owner)
     {
-        _resolver = resolver;
+        _resolver = state.Resolver;
         _kestrelSpeaksHttp2 = kestrelSpeaksHttp2;
-        var decoder = new HpackBlockDecoder(new HpackDynamicTable(limits.HeaderTableSize), limits.MaxRequestHeaderFieldSize);
         _streams = new Http2StreamHandoff(2 * limits.MaxStreamsPerConnection, limits.MaxStreamsPerConnection);
-        _rewriter = new HeaderBlockRewriter(decoder, resolver, _streams, limits);
-        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Stopped = stopped };
+        (HpackBlockDecoder decoder, _rewriter) = state.Http2(_streams);
+        _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Owner = owner };
         Headers = new Http2RequestHeaders(_streams);
     }
 
@@ -70,7 +70,7 @@ internal sealed class Http2Part : ProtocolPart
     /// <inheritdoc />
     public override void Dispose()
     {
-        _reader.EndIdle();
+        _reader.End();
         _streams.Clear();
     }
 }

@@ -18,7 +18,8 @@ internal abstract class ProtocolPart : IDisposable
     /// <summary>Called on each of Kestrel's heartbeats, on its thread: true when the reader let go of its buffers.</summary>
     public abstract bool OnHeartbeat();
 
-    /// <summary>The connection ended: a trim that runs has finished on return, none starts, and what the part holds goes
+    /// <summary>Kestrel is done with the connection: a trim or a shown transport read that runs has finished on return,
+    /// none starts, no reader touches the connection's <see cref="ReadingState"/> again, and what the part holds goes
     /// back.</summary>
     public abstract void Dispose();
 }

@@ -197,6 +197,17 @@ internal sealed class FieldResolver
         _admission.Release();
     }
 
+    /// <summary>Makes the resolver another connection's: the caches, their counters and the names' histories start
+    /// empty, as a new resolver's do; the cache of long values goes, to be made again at the next long value.</summary>
+    public void Reset()
+    {
+        _values.Reset();
+        _names.Reset();
+        _longValues?.Release();
+        _longValues = null;
+        _admission.Reset();
+    }
+
     private bool IsExcluded(ReadOnlySpan<byte> name)
     {
         foreach (byte[] excluded in _excluded)

@@ -116,7 +116,15 @@ internal struct ValueAdmission
         }
     }
 
-    public void Release() => _nameMisses = [];
+    /// <summary>Forgets every name's misses; the array, which holds only counts, is kept for the next history.</summary>
+    public readonly void Release() => Array.Clear(_nameMisses);
+
+    /// <summary>Starts another connection's history: every name's misses and the window's counts go.</summary>
+    public void Reset()
+    {
+        Release();
+        (_lookups, _hits, ValuesDoNotRepeat) = (0, 0, false);
+    }
 
     private void EndWindow()
     {

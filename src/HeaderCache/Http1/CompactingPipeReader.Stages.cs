@@ -43,12 +43,12 @@ internal sealed partial class CompactingPipeReader
         {
             case Stage.RequestLine:
                 long view = RequestLineView();
-                if (PassThroughReason == PassThroughReason.Http2 && _prefaceMayStart && Http2Started is { } http2)
+                if (PassThroughReason == PassThroughReason.Http2 && _prefaceMayStart && Owner is { } owner)
                 {
                     // Nothing is shown: the HTTP/2 reader reads the same bytes, preface first, from the transport. Only a
                     // preface at the connection's first byte is HTTP/2's; after anything else Kestrel answers HTTP/1.1.
                     Input.AdvanceTo(Buffer.Start);
-                    Input = http2(Input);
+                    Input = owner.Http2Started(Input);
                     Buffer = default;
                     result = default;
                     return false;
@@ -271,7 +271,7 @@ internal sealed partial class CompactingPipeReader
         if (reason != PassThroughReason.None)
         {
             PassThroughReason = reason;
-            PassThroughStarted?.Invoke(reason);
+            Owner?.PassThroughStarted(reason);
         }
     }
 }

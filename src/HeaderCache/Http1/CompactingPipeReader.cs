@@ -58,12 +58,20 @@ internal sealed partial class CompactingPipeReader : TransportReader
 
     public PassThroughReason PassThroughReason { get; private set; }
 
-    /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
-    public Action<PassThroughReason>? PassThroughStarted { get; set; }
+    /// <summary>What the connection the reader reads does when the reader steps aside.</summary>
+    public interface IOwner
+    {
+        /// <summary>Called once when the connection switches to pass-through for a reason worth reporting.</summary>
+        void PassThroughStarted(PassThroughReason reason);
 
-    /// <summary>Given the transport's reader when the HTTP/2 preface arrives, returns the reader every later call goes
-    /// to; without it the connection passes through.</summary>
-    public Func<PipeReader, PipeReader>? Http2Started { get; set; }
+        /// <summary>Given the transport's reader when the HTTP/2 preface arrives, returns the reader every later call
+        /// goes to.</summary>
+        PipeReader Http2Started(PipeReader input);
+    }
+
+    /// <summary>The connection told when the reader steps aside; without one, the connection passes through at the
+    /// preface too.</summary>
+    public IOwner? Owner { get; init; }
 
     /// <summary>HTTP/1.1 is switched off: a request line (neither TLS nor the HTTP/2 preface) passes the connection
     /// through, for <see cref="PassThroughReason.Http1Disabled"/>.</summary>

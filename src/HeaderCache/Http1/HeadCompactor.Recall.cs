@@ -34,7 +34,7 @@ internal sealed partial class HeadCompactor
         ReadOnlySpan<byte> value = content[(name.Length + 2)..];
 
         // Filled in place in the queue's array: nothing below records another line before this one is recorded.
-        ref TakenHeader line = ref _queue.NextLine();
+        ref TakenHeader line = ref Queue.NextLine();
         line = new TakenHeader(start, start + content.Length + 2, name.Length, entry.Key)
         {
             Known = entry.Kind, NameSlot = entry.Kind < 0 ? entry.NameSlot : (short)-1, ValueLength = (ushort)value.Length,
@@ -55,7 +55,7 @@ internal sealed partial class HeadCompactor
             _taken += line.End - line.Start;
         }
 
-        _queue.Record();
+        Queue.Record();
         NoteKnownValue(line, value);
         return true;
     }

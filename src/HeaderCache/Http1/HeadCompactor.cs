@@ -24,7 +24,8 @@ namespace HeaderCache.Http1;
 internal sealed partial class HeadCompactor : IDisposable
 {
     private readonly FieldResolver _fields;
-    private readonly HeaderInjectionQueue _queue;
+    // The connection's queue; none while the compactor is lent to no connection (ReadingState), when nothing reads.
+    private HeaderInjectionQueue? _queue;
     private readonly KestrelLimits _limits;
     private readonly bool _leaveReusedValues;
     private readonly LineMemo? _memo;
@@ -48,6 +49,8 @@ internal sealed partial class HeadCompactor : IDisposable
         _leaveReusedValues = leaveReusedValues;
         _memo = memo;
     }
+
+    private HeaderInjectionQueue Queue => _queue!;
 
     public enum Outcome
     {
@@ -91,7 +94,7 @@ internal sealed partial class HeadCompactor : IDisposable
 
     public void Begin()
     {
-        _queue.Discard();
+        Queue.Discard();
         _memo?.Begin();
         _scanned = _taken = _headerCount = 0;
         _sectionNames.Clear();
@@ -164,7 +167,7 @@ internal sealed partial class HeadCompactor : IDisposable
     {
         int unwritten = 0;
         int written = 0;
-        foreach (ref TakenHeader line in _queue.Recorded)
+        foreach (ref TakenHeader line in Queue.Recorded)
         {
             if (line.Value is null)
             {
@@ -194,7 +197,7 @@ internal sealed partial class HeadCompactor : IDisposable
         }
 
         section[unwritten..SectionLength].CopyTo(destination[written..]);
-        _queue.Publish();
+        Queue.Publish();
     }
 
     /// <summary>The connection ended or passes through: the compactor lets go of its caches' strings, its memo and what
@@ -207,22 +210,38 @@ internal sealed partial class HeadCompactor : IDisposable
         _previous.Release();
     }
 
+    /// <summary>Makes the compactor another connection's, whose taken lines go to <paramref name="queue"/> (none: lent to no connection): nothing of the
+    /// last connection stays (its memo, what it knew of the last head, its counts, its reason to pass through), and the
+    /// last connection's queue is not touched. The resolver is reset by its owner.</summary>
+    public void Reset(HeaderInjectionQueue? queue)
+    {
+        _memo?.Reset();
+        _previous.Release();
+        _previous = new();
+        _framing = new();
+        _sectionNames.Clear();
+        (_headerCount, _scanned, _taken) = (0, 0, 0);
+        (Reason, SectionLength, CompactedLength) = (PassThroughReason.None, 0, 0);
+        (LinesServed, LinesCreated, AvoidedBytes) = (0, 0, 0);
+        _queue = queue;
+    }
+
     /// <summary>The connection has waited long for its next request (<see cref="IdleTrim"/>): the compactor lets go of
     /// what only makes reading a head cheaper, and keeps its caches' strings, which save the next head's allocations.</summary>
     public void Trim()
     {
         _memo?.Release();
-        _queue.Release();
+        Queue.Release();
         _previous.Release();
     }
 
     /// <summary>Forgets the current head's lines: a head with nothing to take out publishes none. The entries published
     /// stay for their requests.</summary>
-    public void ReleaseLines() => _queue.Discard();
+    public void ReleaseLines() => Queue.Discard();
 
     /// <summary>The complete head just read is the last the compactor reads: the requests before it have ended, so the
     /// queue lets go of its array unless this head's lines wait for their request.</summary>
-    public void StopAfterHead() => _queue.StopRecording();
+    public void StopAfterHead() => Queue.StopRecording();
 
     // Kestrel names a known header with its constant, so only other names would have cost a string; an empty value is
     // string.Empty either way (StringSize(0) is 0).
@@ -249,7 +268,7 @@ internal sealed partial class HeadCompactor : IDisposable
     private Outcome PassThrough(PassThroughReason reason)
     {
         Reason = reason;
-        _queue.StopRecording();
+        Queue.StopRecording();
         return Outcome.PassThrough;
     }
 
@@ -307,8 +326,8 @@ internal sealed partial class HeadCompactor : IDisposable
             Remember(line, slot, content);
         }
 
-        _queue.NextLine() = line;
-        _queue.Record();
+        Queue.NextLine() = line;
+        Queue.Record();
         NoteKnownValue(line, value);
         return PassThroughReason.None;
     }
@@ -340,7 +359,7 @@ internal sealed partial class HeadCompactor : IDisposable
     private bool FindRepeat(in TakenHeader line, ReadOnlySpan<byte> name, ReadOnlySpan<byte> section)
     {
         // An earlier line's name string is Kestrel's constant or has exactly that line's bytes.
-        foreach (ref TakenHeader earlier in _queue.Recorded)
+        foreach (ref TakenHeader earlier in Queue.Recorded)
         {
             if (earlier.Key == line.Key && earlier.Name is not null && Ascii.EqualsIgnoreCase(name, earlier.Name))
             {

@@ -34,7 +34,7 @@ internal sealed partial class LineMemo
 
     private const int MinBytes = 256;
 
-    private readonly uint _seed = (uint)Random.Shared.Next();
+    private uint _seed = (uint)Random.Shared.Next();
     private uint[] _fingerprints = [];
     private Entry[] _entries = [];
     private byte[] _bytes = [];
@@ -69,6 +69,13 @@ internal sealed partial class LineMemo
     }
 
     public ref readonly Entry this[int index] => ref _entries[index];
+
+    /// <summary>Makes the memo another connection's: nothing of the last one stays, and fingerprints take a new seed.</summary>
+    public void Reset()
+    {
+        Release();
+        (_fingerprint, _seed) = (0, (uint)Random.Shared.Next());
+    }
 
     public void Release()
     {

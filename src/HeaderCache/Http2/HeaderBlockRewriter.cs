@@ -28,8 +28,12 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 {
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
 
+    // The connection's hand-off; none while the rewriter is lent to no connection (ReadingState), when nothing reads.
+    private Http2StreamHandoff? _handoff = handoff;
     private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
     private byte[] _joined = [];
+
+    private Http2StreamHandoff Handoff => _handoff!;
 
     public long FieldsServed { get; private set; }
     public long FieldsCreated { get; private set; }
@@ -38,12 +42,22 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     /// taking its fields costs more than it saves.</summary>
     public bool ValuesDoNotRepeat => resolver.ValuesDoNotRepeat;
 
+    /// <summary>Makes the rewriter another connection's, whose streams' fields go to <paramref name="handoff"/> (none: lent to no connection): its
+    /// buffers and counts start empty, and the last connection's hand-off is not touched. The decoder and the resolver are
+    /// reset by their owner.</summary>
+    public void Reset(Http2StreamHandoff? handoff)
+    {
+        ConnectionArrays.Release(ref _kinds);
+        ConnectionArrays.Release(ref _joined);
+        (FieldsServed, FieldsCreated, _handoff) = (0, 0, handoff);
+    }
+
     /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
     public void Trim()
     {
         ConnectionArrays.Release(ref _kinds);
         ConnectionArrays.Release(ref _joined);
-        handoff.Trim();
+        Handoff.Trim();
     }
 
     /// <summary>The connection rewrites no more blocks: lets go of the buffers, the arrays no stream holds and the
@@ -61,7 +75,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     {
         ReadOnlySpan<byte> block = frame[fragmentStart..];
         ReadOnlySpan<HpackField> fields = decoder.Fields;
-        if (fields.Length == 0 || !handoff.HasRoom || !IsAccepted(block, fields))
+        if (fields.Length == 0 || !Handoff.HasRoom || !IsAccepted(block, fields))
         {
             return 0;
         }
@@ -153,9 +167,9 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return 0;
         }
 
-        if (!handoff.TryAdd(streamId, lines))
+        if (!Handoff.TryAdd(streamId, lines))
         {
-            handoff.Return(lines.Array);
+            Handoff.Return(lines.Array);
             return 0;
         }
 
@@ -286,7 +300,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         int joinedLength = JoinedLength(fields, cookie);
 
         int length = crumbs > 1 ? taken - crumbs + 1 : taken;
-        TakenHeader[] lines = handoff.Rent(length + given);
+        TakenHeader[] lines = Handoff.Rent(length + given);
         int count = 0;
         ulong knownSeen = 0;
         for (int i = 0; i < fields.Length; i++)
@@ -314,7 +328,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 : ValueOf(block, field, ref line);
             if (value is null)
             {
-                handoff.Return(lines);
+                Handoff.Return(lines);
                 return default;
             }
 
@@ -363,7 +377,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         if (stayed == 0)
         {
-            handoff.Return(lines);
+            Handoff.Return(lines);
             return default;
         }
 

@@ -179,6 +179,14 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         table.Release();
     }
 
+    /// <summary>Makes the decoder another connection's, as new: no fields, an empty table.</summary>
+    public void Reset()
+    {
+        Release();
+        _scratchLength = 0;
+        table.Reset();
+    }
+
     /// <summary>The connection idles: lets go of the last block's fields, the scratch and the strings remembered for
     /// Huffman decoding; the table stays.</summary>
     public void Trim()

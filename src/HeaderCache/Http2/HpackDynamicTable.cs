@@ -119,13 +119,19 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         }
     }
 
-    /// <summary>The connection decodes no more blocks: gives every entry's octets back, and lets go of the entries.</summary>
+    /// <summary>The connection decodes no more blocks: gives every entry's octets back. The emptied entries are kept for
+    /// reuse (they hold no octets and no strings).</summary>
     public void Release()
     {
         EvictTo(0);
         BlockStarts();
-        _free.Clear();
-        (_entries, _newest) = ([], -1);
+    }
+
+    /// <summary>Makes the table another connection's, as new: no entry, the advertised size.</summary>
+    public void Reset()
+    {
+        Release();
+        (_newest, MaxSize) = (-1, AdvertisedSize);
     }
 
     /// <summary>Adds a field as the newest entry, evicting the oldest to make room: the entry, or <see langword="null"/>

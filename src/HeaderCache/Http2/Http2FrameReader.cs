@@ -53,8 +53,15 @@ internal sealed partial class Http2FrameReader : TransportReader
     /// <summary>Why the reader stopped, or <see cref="PassThroughReason.None"/>.</summary>
     public PassThroughReason PassThroughReason { get; private set; }
 
-    /// <summary>Called once when the reader stops, with what made it stop.</summary>
-    public Action<Http2StopCause>? Stopped { get; set; }
+    /// <summary>The connection told once when the reader stops, with what made it stop.</summary>
+    public IOwner? Owner { get; init; }
+
+    /// <summary>What the connection the reader reads does when the reader stops.</summary>
+    public interface IOwner
+    {
+        /// <summary>Called once when the reader stops serving the connection, with why.</summary>
+        void Stopped(Http2StopCause cause);
+    }
 
     protected override bool PassesThrough => _state == State.Stopped;
 
@@ -138,6 +145,6 @@ internal sealed partial class Http2FrameReader : TransportReader
         EndWaits();
         PassThroughReason = cause.Reason();
         Release();
-        Stopped?.Invoke(cause);
+        Owner?.Stopped(cause);
     }
 }

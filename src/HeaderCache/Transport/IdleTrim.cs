@@ -6,7 +6,8 @@ namespace HeaderCache.Transport;
 /// <remarks>The connection's own flow says when a wait starts (<see cref="Wait"/>) and ends (<see cref="Resume"/>);
 /// Kestrel's heartbeat trims on its own thread (<see cref="OnHeartbeat"/>). The reader and the trim never run together:
 /// a trim starts only by moving a wait to <c>Trimming</c> with a locked compare-exchange, a wait ends with a locked
-/// exchange, and a wait that ends while a trim runs waits for it on <c>_trim</c>, which a trim holds while it runs.</remarks>
+/// exchange, and a wait that ends while a trim runs waits for it on the lock of this object, which a trim holds while it runs (no one
+/// else has this object to lock).</remarks>
 internal sealed class IdleTrim
 {
     /// <summary>What lets go when the connection idles.</summary>
@@ -22,9 +23,6 @@ internal sealed class IdleTrim
 
     private const int Running = 0, Waiting = 1, Trimming = 2, Ended = 3;
     private int _state;
-
-    // Held by a trim while it runs; a wait that ends during a trim takes it only to know the trim has finished.
-    private readonly Lock _trim = new();
 
     // Waits started so far, written by the connection's flow only; the heartbeat tells a new wait from a long one by it.
     private int _waits;
@@ -70,7 +68,8 @@ internal sealed class IdleTrim
             return false;
         }
 
-        lock (_trim)
+        // Held by a trim while it runs; a wait that ends during a trim takes it only to know the trim has finished.
+        lock (this)
         {
             if (Interlocked.CompareExchange(ref _state, Trimming, Waiting) != Waiting)
             {
@@ -89,8 +88,8 @@ internal sealed class IdleTrim
     {
         if (Interlocked.Exchange(ref _state, state) == Trimming)
         {
-            _trim.Enter();
-            _trim.Exit();
+            Monitor.Enter(this);
+            Monitor.Exit(this);
         }
     }
 }

@@ -17,7 +17,7 @@ namespace HeaderCache.Transport;
 /// <param name="MaxRequestHeaderFieldSize">HTTP/2 (<c>Http2.MaxRequestHeaderFieldSize</c>): the longest string of a
 /// field, as sent or decoded.</param>
 /// <param name="MaxStreamsPerConnection">HTTP/2 (<c>Http2.MaxStreamsPerConnection</c>).</param>
-internal readonly record struct KestrelLimits(
+internal sealed record KestrelLimits(
     int MaxRequestLineSize,
     int MaxRequestHeadersTotalSize,
     int MaxRequestHeaderCount,

@@ -22,13 +22,16 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
     private int _cancelRequested;
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
-    private bool _completed;      // Kestrel completed this reader, and with it the transport's
+    private bool _completed;      // Kestrel completed this reader, and with it the transport's, or the connection ended
+    private int _showing;         // Showing while the wait loop decides what Kestrel sees of a transport read; Ended after End
 
     // The held buffer: Kestrel sees _held[_heldStart.._heldLength] in place of the first _heldReplaces bytes of Buffer.
     private byte[] _held = [];
     private int _heldStart;
     private int _heldLength;
     private int _heldReplaces;
+
+    private const int Showing = 1, Ended = 2;
 
     protected TransportReader(PipeReader input) => Input = input;
 
@@ -185,24 +188,56 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     /// let go of what the next request builds again.</summary>
     public bool OnHeartbeat() => _idle.OnHeartbeat(this);
 
-    /// <summary>The connection reads no more: a trim that runs has finished on return, and none starts.</summary>
-    public void EndIdle() => _idle.End();
+    /// <summary>Kestrel is done with the connection: from here every call goes to the transport's reader as it is, as
+    /// after <see cref="Complete"/> (which then completes only the transport's), and none touches what the protocol's
+    /// reader reads with. On return no trim runs or starts, a transport read the wait loop was showing has been shown,
+    /// and the reader has let go of everything.</summary>
+    public void End()
+    {
+        bool first = !Volatile.Read(ref _completed);
+        Volatile.Write(ref _completed, true);
+        _idle.End();
+        SpinWait wait = default;
+        while (Interlocked.CompareExchange(ref _showing, Ended, 0) == Showing)
+        {
+            wait.SpinOnce();
+        }
+
+        if (first)
+        {
+            Release();
+        }
+    }
 
     void IdleTrim.ITarget.Trim() => TrimIdle();
 
     void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
 
-    // A read that ends after Kestrel completed the reader touches none of the reader's buffers, which went back to the
-    // shared pool at Complete: Kestrel gets the transport's result as it is.
+    // A read that ends after Kestrel completed the reader, or after the connection ended, touches none of the reader's
+    // buffers, which went back to the shared pool at Complete or End: Kestrel gets the transport's result as it is. End
+    // waits for a read being shown, after which the protocol's state may serve another connection.
     bool TransportReadHandoff.IReader.TryShow(in ReadResult input, out ReadResult result)
     {
-        if (Volatile.Read(ref _completed))
+        if (Interlocked.CompareExchange(ref _showing, Showing, 0) == Ended)
         {
             result = input;
             return true;
         }
 
-        return TryShowWaited(input, out result);
+        try
+        {
+            if (Volatile.Read(ref _completed))
+            {
+                result = input;
+                return true;
+            }
+
+            return TryShowWaited(input, out result);
+        }
+        finally
+        {
+            Volatile.Write(ref _showing, 0);
+        }
     }
 
     /// <summary>Decides what Kestrel sees of the transport's read <paramref name="input"/>; false: nothing yet, and the

@@ -211,14 +211,12 @@ public sealed class HeaderCacheMetricsTests : IDisposable
             .Sum(s => (long)HeaderStringCache.StringSize(s.Length));
     }
 
-    private sealed class FakeConnection : MeteredConnection.ISource
+    private sealed class FakeConnection : MeteredConnection
     {
         public MeteredCounts Current;
 
-        public FakeConnection() => Entry = new MeteredConnection(this);
+        public MeteredConnection Entry => this;
 
-        public MeteredConnection Entry { get; }
-
-        MeteredCounts MeteredConnection.ISource.Counters => Current;
+        public override MeteredCounts Counters => Current;
     }
 }

@@ -65,15 +65,15 @@ public sealed class IdleTrimRaceTests
     public void A_wait_that_ends_while_a_trim_runs_waits_for_the_trim()
     {
         // The window is a few field writes, too short for threads to meet in reliably: the test holds a trim at its
-        // midpoint instead, as OnHeartbeat is there (its lock held, the wait moved to trimming), and ends the wait.
+        // midpoint instead, as OnHeartbeat is there (its lock, on the IdleTrim itself, held, the wait moved to trimming), and
+        // ends the wait.
         var idle = new IdleTrim();
-        var trim = (Lock)typeof(IdleTrim).GetField("_trim", BindingFlags.NonPublic | BindingFlags.Instance)!.GetValue(idle)!;
         FieldInfo state = typeof(IdleTrim).GetField("_state", BindingFlags.NonPublic | BindingFlags.Instance)!;
         object trimming = typeof(IdleTrim).GetField("Trimming", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
         object waiting = typeof(IdleTrim).GetField("Waiting", BindingFlags.NonPublic | BindingFlags.Static)!.GetRawConstantValue()!;
         idle.Wait();
         var resumer = new Thread(idle.Resume);
-        lock (trim)
+        lock (idle)
         {
             Assert.Equal(waiting, state.GetValue(idle));
             state.SetValue(idle, trimming);

@@ -130,6 +130,11 @@ public sealed class Http2StopCauseTests
         return Assert.Single(fixture.Reported);
     }
 
+    private sealed class Owner(List<Http2StopCause> reported) : Http2FrameReader.IOwner
+    {
+        public void Stopped(Http2StopCause cause) => reported.Add(cause);
+    }
+
     private sealed class Fixture : IDisposable
     {
         public Fixture(byte[] bytes, bool end = false)
@@ -137,7 +142,7 @@ public sealed class Http2StopCauseTests
             var transport = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
             var decoder = new HpackBlockDecoder(new HpackDynamicTable(4096), 32 * 1024);
             var rewriter = new HeaderBlockRewriter(decoder, FieldResolver.Create(25, 256, LongValueCache.DefaultBudget), new Http2StreamHandoff(200, 100), KestrelLimits.From(new KestrelServerLimits()));
-            Reader = new Http2FrameReader(transport.Reader, rewriter, decoder, 16384) { Stopped = Reported.Add };
+            Reader = new Http2FrameReader(transport.Reader, rewriter, decoder, 16384) { Owner = new Owner(Reported) };
             transport.Writer.Write(bytes);
             _ = transport.Writer.FlushAsync().AsTask().Result;
             if (end)

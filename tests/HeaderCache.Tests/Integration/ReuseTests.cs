@@ -1,3 +1,5 @@
+using System.Collections.Concurrent;
+using HeaderCache.Connection;
 using HeaderCache.Traffic;
 
 namespace HeaderCache.Tests.Integration;
@@ -40,16 +42,36 @@ public sealed class ReuseTests
     [Fact]
     public async Task Two_connections_never_share_a_string_made_from_what_a_client_sent()
     {
+        // Through sockets; the second connection opens once the first has given its reading state back, the only one in
+        // the pool, and reads with it (ReadingStatePoolTests has the same in process, on both protocols).
         var recorder = new HeaderRecorder();
-        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, recorder.Install);
+        var connections = new ConcurrentDictionary<string, (HeaderCacheConnection Connection, ReadingState State)>();
+        await using SampleServer server = await SampleServer.StartAsync(CacheMode.On, builder =>
+        {
+            recorder.Install(builder);
+            FirstMiddleware.Install(builder, (context, next) =>
+            {
+                var connection = (HeaderCacheConnection)context.Features.Get<IHeaderStringCacheFeature>()!;
+                connections.TryAdd(context.Connection.Id, (connection, ReadingStatePoolTests.StateOf(connection)!));
+                return next(context);
+            });
+        });
         TrafficProfile.Connection traffic = TrafficProfile.Load("chrome").Connect(5);
         byte[] request = traffic.Render(1);
+        var states = new List<ReadingState>();
+        var idle = new List<ReadingState[]>();
         foreach (int _ in new[] { 1, 2 })
         {
             List<string> transcript = await RawHttp.ExchangeAsync(server.EndPoint, [[request], [request]], RawHttp.Whole);
             Assert.All(transcript.SkipLast(1), r => Assert.Equal(200, RawHttp.Status(r)));
+            (HeaderCacheConnection connection, ReadingState state) = connections[recorder.Requests.Last().ConnectionId];
+            states.Add(state);
+            await ReadingStatePoolTests.WaitUntilEndedAsync(connection);
+            idle.Add(ReadingStatePoolTests.IdleStates(connection));
         }
 
+        Assert.Equal([states[0]], idle[0]);
+        Assert.Same(states[0], states[1]);
         var byConnection = recorder.Requests.GroupBy(r => r.ConnectionId).ToArray();
         Assert.Equal(2, byConnection.Length);
         string Value(IGrouping<string, HeaderRecorder.Request> connection) =>

@@ -18,6 +18,7 @@ namespace HeaderCache.Tests.Requests;
 public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
 {
     private const int RequestsPerMeasurement = 1536;
+    private const int NewConnections = 512;
 
     // What else the process allocates meanwhile (Kestrel's heartbeat, a thread the pool adds) only adds: the least of
     // a few measurements is the closest to what a request costs, and this margin covers what is left of it.
@@ -85,15 +86,44 @@ public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
     private static double AfterTheFirst48(InMemoryKestrel server, TrafficProfile profile, HpackEncoding encoding) =>
         ((384 * Measure(server, profile, http2: true, encoding, 384)) - (48 * Measure(server, profile, http2: true, encoding, 48))) / (384 - 48);
 
+    // What a new connection allocates beyond Kestrel alone's, set-up and end included: connections of one request with
+    // the request line and Host alone (the pseudo-header fields alone on h2c), so that no header is taken and what is
+    // left is the connection's own objects. Its reading state is lent by the endpoint's pool, so what stays is what
+    // only the connection can hold: its readers and their wait on the transport, its requests' queue and view or its
+    // HTTP/2 hand-off, and its feature.
+    public static TheoryData<bool, int> NewConnectionBounds => new()
+    {
+        { false, 1280 },
+        { true, 1792 },
+    };
+
+    [Theory]
+    [MemberData(nameof(NewConnectionBounds))]
+    public async Task A_new_connection_costs_at_most_its_bound_beyond_Kestrel_alone(bool http2, int bound)
+    {
+        TrafficProfile profile = TrafficProfile.Load("chrome");
+        await using InMemoryKestrel alone = await StartAsync(headerCache: false, http2);
+        await using InMemoryKestrel cached = await StartAsync(headerCache: true, http2);
+
+        double aloneBytes = Measure(alone, profile, http2, HpackEncoding.Chrome, length: 1, bare: true, NewConnections);
+        double cachedBytes = Measure(cached, profile, http2, HpackEncoding.Chrome, length: 1, bare: true, NewConnections);
+        string report = string.Create(
+            CultureInfo.InvariantCulture,
+            $"{(http2 ? "h2c" : "HTTP/1.1")}, a new connection of one bare request: HeaderCache {cachedBytes:F0} B, Kestrel alone {aloneBytes:F0}, {cachedBytes - aloneBytes:F0} B more (bound {bound})");
+        output.WriteLine(report);
+
+        Assert.True(cachedBytes - aloneBytes <= bound, report);
+    }
+
     private static Task<InMemoryKestrel> StartAsync(bool headerCache, bool http2) => http2
         ? InMemoryKestrel.StartHttp2Async(headerCache, static _ => Task.CompletedTask)
         : InMemoryKestrel.StartAsync(headerCache, static _ => Task.CompletedTask);
 
-    private static double Measure(InMemoryKestrel server, TrafficProfile profile, bool http2, HpackEncoding encoding, int length)
+    private static double Measure(InMemoryKestrel server, TrafficProfile profile, bool http2, HpackEncoding encoding, int length, bool bare = false, int requests = RequestsPerMeasurement)
     {
         // A first round warms the JIT's tiers up; then the least of three.
-        ConnectionBytes.PerRequest(server, profile, http2, encoding, bare: false, length, RequestsPerMeasurement / length, seed: 1_000_000);
+        ConnectionBytes.PerRequest(server, profile, http2, encoding, bare, length, requests / length, seed: 1_000_000);
         return Enumerable.Range(0, 3)
-            .Min(round => ConnectionBytes.PerRequest(server, profile, http2, encoding, bare: false, length, RequestsPerMeasurement / length, seed: round * 10_000));
+            .Min(round => ConnectionBytes.PerRequest(server, profile, http2, encoding, bare, length, requests / length, seed: round * 10_000));
     }
 }
