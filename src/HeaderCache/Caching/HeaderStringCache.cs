@@ -115,6 +115,19 @@ internal sealed class HeaderStringCache
         return value;
     }
 
+    /// <summary>The string the cache holds for <paramref name="bytes"/>, counted as a hit, or <see langword="null"/>: a
+    /// look-up that makes no string and admits nothing.</summary>
+    public string? Get(ReadOnlySpan<byte> bytes)
+    {
+        if (bytes.Length > _maxLength || _fingerprints is null)
+        {
+            return null;
+        }
+
+        int found = Find(bytes, Fingerprint(bytes, _seed));
+        return found >= 0 ? Touch(found) : null;
+    }
+
     /// <summary>The string in <paramref name="slot"/>, or <see langword="null"/> when the slot holds none.</summary>
     public string? StringAt(int slot) => (uint)slot < (uint)_count ? _strings![slot] : null;
 

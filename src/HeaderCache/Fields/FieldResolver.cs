@@ -152,14 +152,18 @@ internal sealed class FieldResolver
         return resolved;
     }
 
+    /// <summary>The string the cache of names holds for the name of a field that stays for Kestrel, or
+    /// <see langword="null"/>: like <see cref="ResolveKeptValue"/>, it never makes one.</summary>
+    public string? ResolveKeptName(ReadOnlySpan<byte> name) => _names.Get(name);
+
     /// <summary>The string of the value of a field that stays for Kestrel, for the application to get in place of the
-    /// one Kestrel makes: as <see cref="ResolveValue"/>, but <see langword="null"/> where that would make a string no
-    /// cache keeps (too long, excluded, a name whose values are created without a look-up), which would be a second
-    /// new string for the same value.</summary>
-    public string? ResolveKeptValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
-        value.Length > _values.MaxLength || IsExcluded(name) || ValueAdmission.IsBypassed(_admission.Misses(field))
-            ? null
-            : ResolveValue(ref field, name, value, out _);
+    /// one Kestrel makes: the string the cache already holds for it (or a well-known one), else <see langword="null"/>.
+    /// It never makes one, so a field that stays costs no string beside Kestrel's.</summary>
+    public string? ResolveKeptValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
+        value.IsEmpty ? string.Empty
+        : IsExcluded(name) ? null
+        : WellKnownStrings.Values.TryGet(value, out string? wellKnown) ? wellKnown
+        : _values.Get(value);
 
     /// <summary>Whether the name a field was resolved to before is still there: Kestrel's constant, or the string the
     /// cache of names holds in that slot.</summary>

@@ -21,9 +21,10 @@ namespace HeaderCache.Http2;
 /// <para>A field taken never costs a string Kestrel alone would not make: a literal of a known name whose value would get
 /// a new string every time stays, with its name's other fields, for Kestrel to hand back its previous string when the
 /// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para>
-/// <para>A field that stays and adds to the table or refers to it gets the strings a taken field of the same entry gets,
-/// which replace Kestrel's in the request's collection, so that the application gets one instance of a value whichever
-/// way its field went; never a string the cache would not keep, which would only be a second one.</para></remarks>
+/// <para>A field that stays and adds to the table or refers to it gets the strings the caches already hold for it, which
+/// replace Kestrel's in the request's collection, so that the application gets one instance of a value whichever way
+/// its field went; where the caches hold none it keeps Kestrel's, as a field that stays never costs a second
+/// string.</para></remarks>
 internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolver resolver, Http2StreamHandoff handoff, KestrelLimits limits)
 {
     private static readonly int CookieKind = FieldNames.Classify("cookie"u8);
@@ -396,26 +397,31 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         return Math.Max(length, 0);
     }
 
-    // The strings of a field that stays: a static entry's value, or the table entry's strings, made once per entry, where
-    // the cache keeps the value; else null, and the application reads Kestrel's.
+    // The strings of a field that stays: a static entry's value, or the table entry's strings where the caches already
+    // hold them (kept for the entry's later references); else null, and the application reads Kestrel's. A field that
+    // stays never costs a string beside Kestrel's.
     private string? StayedValueOf(in HpackField field, ref TakenHeader line)
     {
         HpackEntry? entry = field.Representation == HpackRepresentation.Indexed ? field.Entry : field.Added;
+        if (entry?.ValueString is { } held)
+        {
+            line.Name = entry.NameString;
+            return held;
+        }
+
+        line.Name ??= resolver.ResolveKeptName(entry is null ? field.NameArray.AsSpan(0, field.NameLength) : entry.Name);
+        if (line.Name is null)
+        {
+            return null;
+        }
+
         if (entry is null)
         {
-            line.Name ??= ResolveName(field.NameArray, ref line);
             return HpackStaticTable.ValueString(field.StaticIndex);
         }
 
-        if (entry.ValueString is null)
-        {
-            line.Name ??= ResolveName(entry.Name, ref line);
-            entry.ValueString = resolver.ResolveKeptValue(ref line, entry.Name, entry.Value);
-            entry.NameString = entry.ValueString is null ? null : line.Name;
-            return entry.ValueString;
-        }
-
-        line.Name = entry.NameString;
+        entry.ValueString = resolver.ResolveKeptValue(entry.Name, entry.Value);
+        entry.NameString = entry.ValueString is null ? null : line.Name;
         return entry.ValueString;
     }
 
@@ -480,7 +486,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         }
 
         return kept
-            ? resolver.ResolveKeptValue(ref line, "cookie"u8, _joined.AsSpan(0, at))
+            ? resolver.ResolveKeptValue("cookie"u8, _joined.AsSpan(0, at))
             : resolver.ResolveValue(ref line, "cookie"u8, _joined.AsSpan(0, at), out _);
     }
 

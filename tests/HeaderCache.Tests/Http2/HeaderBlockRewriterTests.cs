@@ -181,22 +181,39 @@ public class HeaderBlockRewriterTests
     [Fact]
     public void A_reference_to_a_table_entry_gets_the_entrys_strings_every_time()
     {
-        // The literal that adds the entry stays for Kestrel, with the entry's strings for Kestrel's to be replaced by.
+        // The literal that adds the entry stays for Kestrel; the caches hold no string for it yet, so it gets none and
+        // the application reads Kestrel's: a field that stays never costs a second string.
         TakenHeader[] added = Stayed(RewriteSegment(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"), out string[] kept));
         TakenHeader[] first = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
         TakenHeader[] second = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
 
         Assert.Contains("x-entry", kept);
-        Assert.Equal(["x-entry: value"], added.Select(line => $"{line.Name}: {line.Value}"));
-        Assert.Same(added[0].Value, first[0].Value);
+        Assert.Empty(added);
+        Assert.Equal("value", first[0].Value);
         Assert.Same(first[0].Value, second[0].Value);
-        Assert.Same(added[0].Name, second[0].Name);
-        Assert.Equal((0, 2), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
+        Assert.Same(first[0].Name, second[0].Name);
+        Assert.Equal((1, 1), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
     }
 
     [Fact]
-    public void Names_that_stay_when_one_adds_to_the_table_get_the_entries_strings_but_a_repeated_name_or_one_Kestrel_acts_on_does_not()
+    public void A_field_that_stays_gets_the_strings_the_caches_hold_for_it_and_the_entry_keeps_them()
     {
+        TakenHeader[] taken = RewriteLines(new HeaderBlock().Request("GET", "/").Without("x-entry", "value"));
+        TakenHeader[] added = Stayed(RewriteSegment(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"), out string[] kept));
+        TakenHeader[] reference = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(62));
+
+        Assert.Contains("x-entry", kept);
+        Assert.Equal(["x-entry: value"], added.Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Same(taken[0].Value, added[0].Value);
+        Assert.Same(taken[0].Name, added[0].Name);
+        Assert.Same(added[0].Value, reference[0].Value);
+        Assert.Equal((1, 1), (_rewriter.FieldsCreated, _rewriter.FieldsServed));
+    }
+
+    [Fact]
+    public void Names_that_stay_when_one_adds_to_the_table_get_the_strings_the_caches_hold_but_a_repeated_name_or_one_Kestrel_acts_on_does_not()
+    {
+        RewriteLines(new HeaderBlock().Request("GET", "/").Without("x-entry", "value").Without("x-twice", "1"));
         RewriteLines(new HeaderBlock().Request("GET", "/").Incremental("x-entry", "value"));
         ArraySegment<TakenHeader> lines = RewriteSegment(
             new HeaderBlock().Request("GET", "/").Indexed(62).Incremental("x-new", "n").Incremental("x-twice", "1").Incremental("x-twice", "2")
@@ -204,14 +221,17 @@ public class HeaderBlockRewriterTests
             out _);
         TakenHeader[] later = RewriteLines(new HeaderBlock().Request("GET", "/").Indexed(66));
 
+        // x-new's value is in no cache (it stays Kestrel's); x-twice is sent twice; host is Kestrel's.
         Assert.Equal(0, lines.Count);
-        Assert.Equal(["x-entry: value", "x-new: n"], Stayed(lines).Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Equal(["x-entry: value"], Stayed(lines).Select(line => $"{line.Name}: {line.Value}"));
         Assert.Same(Stayed(lines)[0].Value, later[0].Value);
     }
 
     [Fact]
-    public void A_cookie_in_crumbs_that_stays_gets_the_joined_value_a_taken_one_gets()
+    public void A_cookie_in_crumbs_that_stays_gets_the_joined_value_the_cache_holds()
     {
+        TakenHeader[] taken = RewriteLines(
+            new HeaderBlock().Request("GET", "/").Literal(FieldKind.NeverIndexed, 32, "a=12345678901234567890").Literal(FieldKind.NeverIndexed, 32, "b=1"));
         ArraySegment<TakenHeader> lines = RewriteSegment(
             new HeaderBlock().Request("GET", "/").Incremental("cookie", "a=12345678901234567890").Literal(FieldKind.NeverIndexed, 32, "b=1"),
             out string[] kept);
@@ -219,6 +239,7 @@ public class HeaderBlockRewriterTests
 
         Assert.Equal(["cookie", "cookie"], kept.Where(name => name == "cookie"));
         Assert.Equal(["Cookie: a=12345678901234567890; b=1"], Stayed(lines).Select(line => $"{line.Name}: {line.Value}"));
+        Assert.Same(taken[0].Value, Stayed(lines)[0].Value);
         Assert.Same(Stayed(lines)[0].Value, later[0].Value);
     }
 
