@@ -20,7 +20,10 @@ internal sealed class InMemoryTransport : IConnectionListenerFactory, IConnectio
     public InMemoryClient Connect()
     {
         var toServer = new Pipe(new PipeOptions(useSynchronizationContext: false));
-        var toClient = new Pipe(new PipeOptions(useSynchronizationContext: false));
+        // The client reads what the server sent only once the server waits (ExchangeAsync): a server that could not
+        // write more than a pipe's pause threshold of responses before that would wait on the client forever, with or
+        // without HeaderCache (the fuzzers' heads of 17 KB values echo back to more than 64 KB).
+        var toClient = new Pipe(new PipeOptions(pauseWriterThreshold: 0, useSynchronizationContext: false));
         var client = new InMemoryClient(toClient.Reader, toServer.Writer);
         var connection = new Connection(new DuplexPipe(new WatchedReader(toServer.Reader, client), toClient.Writer));
         client.ServerFeatures = connection.Features;
