@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using HeaderCache.Caching;
 
 namespace HeaderCache.Http2;
@@ -9,7 +8,7 @@ namespace HeaderCache.Http2;
 /// is canonical.</summary>
 /// <remarks>At most <see cref="Slots"/> strings of at most <see cref="MaxEncodedLength"/> coded octets that decoded
 /// without error, each in an array of the shared pool sized to it (the coded octets, then the decoded ones); a
-/// fingerprint of the length and of at most the first and last eight octets finds candidates, and a hit compares every
+/// fingerprint (<see cref="HeaderStringCache.Fingerprint"/>, seeded per memo) finds candidates, and a hit compares every
 /// coded octet. A miss replaces the slot the hand points at, passing over those hit since it last passed (CLOCK). All of
 /// it is let go of when the connection idles or ends.</remarks>
 internal sealed class HuffmanMemo
@@ -23,6 +22,7 @@ internal sealed class HuffmanMemo
     private short[] _encoded = [];       // per slot, the coded length
     private int _referenced;             // per slot, a bit: hit since the hand last passed
     private int _hand;
+    private readonly uint _seed = (uint)Random.Shared.Next();
 
     /// <summary>Decodes <paramref name="encoded"/> into <paramref name="decoded"/> (at least
     /// <see cref="HpackHuffman.MaxDecodedLength"/> octets) as <see cref="HpackHuffman.Decode"/> does: the decoded length,
@@ -107,24 +107,6 @@ internal sealed class HuffmanMemo
         (_fingerprints[slot], _encoded[slot], _decoded[slot]) = (fingerprint, (short)encoded.Length, (short)decoded.Length);
     }
 
-    // Never 0, which marks an empty slot.
-    private static uint Fingerprint(ReadOnlySpan<byte> encoded)
-    {
-        ulong first = 0, last = 0;
-        if (encoded.Length >= sizeof(ulong))
-        {
-            first = BinaryPrimitives.ReadUInt64LittleEndian(encoded);
-            last = BinaryPrimitives.ReadUInt64LittleEndian(encoded[^sizeof(ulong)..]);
-        }
-        else
-        {
-            foreach (byte octet in encoded)
-            {
-                first = (first << 8) | octet;
-            }
-        }
-
-        ulong mixed = ((first * 0x9E3779B97F4A7C15UL) ^ (last * 0xC2B2AE3D27D4EB4FUL) ^ (uint)encoded.Length) * 0x94D049BB133111EBUL;
-        return (uint)(mixed >> 32) | 1;
-    }
+    // The caches' fingerprint of the coded octets, never 0, which marks an empty slot.
+    private uint Fingerprint(ReadOnlySpan<byte> encoded) => HeaderStringCache.Fingerprint(encoded, _seed) | 1;
 }
