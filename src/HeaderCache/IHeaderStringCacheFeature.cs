@@ -22,9 +22,9 @@ public interface IHeaderStringCacheFeature
     /// for, or a frame it leaves to Kestrel), <c>tls</c> (TLS bytes nothing decrypted before HeaderCache), and on
     /// HTTP/1.1 <c>version</c> (a request line of another HTTP version), <c>connect</c>, <c>upgrade</c>,
     /// <c>transfer_encoding</c>, <c>malformed</c> (a head Kestrel may reject), <c>over_limit</c> (a head over one of
-    /// Kestrel's limits), <c>nothing_to_cache</c> (16 heads in a row had nothing to take out: only names Kestrel acts
-    /// on, and values it reuses on its own). The same values as the <c>headercache.connection.reason</c> tag of the
-    /// metrics.
+    /// Kestrel's limits), and on both protocols <c>nothing_to_cache</c> (16 requests in a row had nothing to take out:
+    /// only names Kestrel acts on and, on HTTP/1.1, values it reuses on its own). The same values as the
+    /// <c>headercache.connection.reason</c> tag of the metrics.
     /// </summary>
     string? InactiveReason { get; }
 

@@ -51,9 +51,26 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public string? InactiveReason => _part?.InactiveReason;
 
     /// <remarks>Once the connection ended, only what the feature reports: the parts' counters went with its reading
-    /// state, and the registry read the rest as the connection ended.</remarks>
-    public override MeteredCounts Counters =>
-        _ended ? new() { LinesServed = _endHits, LinesCreated = _endMisses } : _part?.Counters ?? default;
+    /// state, and the registry read the rest as the connection ended. A read that overlaps the end may have read a
+    /// state already lent to another connection, so it is checked again after the read: the state goes back only once
+    /// <c>_ended</c> is set.</remarks>
+    public override MeteredCounts Counters
+    {
+        get
+        {
+            if (!_ended)
+            {
+                MeteredCounts counts = _part?.Counters ?? default;
+                Interlocked.MemoryBarrier();
+                if (!_ended)
+                {
+                    return counts;
+                }
+            }
+
+            return new() { LinesServed = _endHits, LinesCreated = _endMisses };
+        }
+    }
 
     public long Hits => Counters.LinesServed;
 

@@ -1,8 +1,8 @@
 namespace HeaderCache.Diagnostics;
 
-/// <summary>Why the HTTP/2 reader stopped following a connection: <see cref="PassThroughReason.ValuesDoNotRepeat"/> for
-/// <see cref="ValuesDoNotRepeat"/>, <see cref="PassThroughReason.Http2Stopped"/> for every other one, which is logged
-/// at Debug, never a metric tag.</summary>
+/// <summary>Why the HTTP/2 reader stopped following a connection: <see cref="PassThroughReason.ValuesDoNotRepeat"/> and
+/// <see cref="PassThroughReason.NothingToCache"/> for the steps aside of the same names, as HTTP/1.1 reports them,
+/// <see cref="PassThroughReason.Http2Stopped"/> for every other one, which is logged at Debug, never a metric tag.</summary>
 internal enum Http2StopCause
 {
     None,
@@ -15,12 +15,17 @@ internal enum Http2StopCause
     BlockUndecodable,   // a header block the table mirror cannot decode as Kestrel's decoder would
     BlockTooLong,       // a header block far longer than any Kestrel accepts, which the reader does not collect
     ValuesDoNotRepeat,  // too few of the last values repeated (ValueAdmission): the reader steps aside between frames
+    NothingToCache,     // blocks in a row had nothing to take (ValueAdmission.RequestsWithNothingToTake): steps aside too
 }
 
 /// <summary>The <see cref="PassThroughReason"/> of each <see cref="Http2StopCause"/>.</summary>
 internal static class Http2StopCauses
 {
     /// <summary>Why a connection whose HTTP/2 reader stopped for <paramref name="cause"/> passes through.</summary>
-    public static PassThroughReason Reason(this Http2StopCause cause) =>
-        cause == Http2StopCause.ValuesDoNotRepeat ? PassThroughReason.ValuesDoNotRepeat : PassThroughReason.Http2Stopped;
+    public static PassThroughReason Reason(this Http2StopCause cause) => cause switch
+    {
+        Http2StopCause.ValuesDoNotRepeat => PassThroughReason.ValuesDoNotRepeat,
+        Http2StopCause.NothingToCache => PassThroughReason.NothingToCache,
+        _ => PassThroughReason.Http2Stopped,
+    };
 }

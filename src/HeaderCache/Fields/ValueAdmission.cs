@@ -16,6 +16,11 @@ internal struct ValueAdmission
     public const int ValueWindow = 64;
     public const int MinValueHitRateInverse = 8;
 
+    // Requests in a row with nothing to take out after which a connection is left to Kestrel, on either protocol: a
+    // client that sends only names Kestrel acts on and values Kestrel reuses itself gains nothing from the reading of
+    // each head or header block.
+    public const int RequestsWithNothingToTake = 16;
+
     public const int MissesBeforeNameBypass = 16;
     private const int NameProbeInterval = 8;
 

@@ -1,4 +1,5 @@
 using HeaderCache.Diagnostics;
+using HeaderCache.Fields;
 using HeaderCache.Transport;
 using System.IO.Pipelines;
 
@@ -21,9 +22,8 @@ namespace HeaderCache.Http1;
 /// taken all of it; then the transport moves past the original section.</para></remarks>
 internal sealed partial class CompactingPipeReader : TransportReader
 {
-    // Heads in a row with nothing to take out after which the connection is left to Kestrel: a client that sends only
-    // names Kestrel acts on and values Kestrel reuses itself gains nothing from the scan of each head.
-    internal const int HeadsWithNothingToTake = 16;
+    // Heads in a row with nothing to take out after which the connection is left to Kestrel.
+    internal const int HeadsWithNothingToTake = ValueAdmission.RequestsWithNothingToTake;
 
     private readonly HeadCompactor _compactor;
     private readonly KestrelLimits _limits;

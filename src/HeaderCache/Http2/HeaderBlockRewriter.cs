@@ -1,4 +1,5 @@
 using HeaderCache.Caching;
+using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
@@ -33,15 +34,21 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     private Http2StreamHandoff? _handoff = handoff;
     private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
     private byte[] _joined = [];
+    private int _blocksWithNothingTaken;   // accepted blocks in a row that had no field to take or give strings to
 
     private Http2StreamHandoff Handoff => _handoff!;
 
     public long FieldsServed { get; private set; }
     public long FieldsCreated { get; private set; }
 
-    /// <summary>Whether the connection's values have stopped repeating (<see cref="FieldResolver.ValuesDoNotRepeat"/>):
-    /// taking its fields costs more than it saves.</summary>
-    public bool ValuesDoNotRepeat => resolver.ValuesDoNotRepeat;
+    /// <summary>Why the reader should leave the connection to Kestrel at the next frame, or
+    /// <see cref="Http2StopCause.None"/>: its values have stopped repeating (<see cref="FieldResolver.ValuesDoNotRepeat"/>),
+    /// so taking its fields costs more than it saves, or <see cref="ValueAdmission.RequestsWithNothingToTake"/> blocks in
+    /// a row had nothing to take, as HTTP/1.1 heads do (only the names Kestrel acts on).</summary>
+    public Http2StopCause StepAside =>
+        resolver.ValuesDoNotRepeat ? Http2StopCause.ValuesDoNotRepeat
+        : _blocksWithNothingTaken >= ValueAdmission.RequestsWithNothingToTake ? Http2StopCause.NothingToCache
+        : Http2StopCause.None;
 
     /// <summary>Makes the rewriter another connection's, whose streams' fields go to <paramref name="handoff"/> (none: lent to no connection): its
     /// buffers and counts start empty, and the last connection's hand-off is not touched. The decoder and the resolver are
@@ -50,7 +57,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     {
         ConnectionArrays.Release(ref _kinds);
         ConnectionArrays.Release(ref _joined);
-        (FieldsServed, FieldsCreated, _handoff) = (0, 0, handoff);
+        (FieldsServed, FieldsCreated, _blocksWithNothingTaken, _handoff) = (0, 0, 0, handoff);
     }
 
     /// <summary>The connection idles: lets go of the buffers a block passes through, and of the arrays no stream holds.</summary>
@@ -159,8 +166,11 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         if (taken == 0 && given == 0)
         {
+            _blocksWithNothingTaken++;
             return 0;
         }
+
+        _blocksWithNothingTaken = 0;
 
         ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken, given);
         if (lines.Array is null)

@@ -28,11 +28,11 @@ internal sealed partial class Http2FrameReader
     {
         while (_state is not (State.Held or State.Stopped))
         {
-            if (_state == State.FrameHeader && _rewriter.ValuesDoNotRepeat)
+            if (_state == State.FrameHeader && _rewriter.StepAside is var cause and not Http2StopCause.None)
             {
                 // Between frames no block is open, and no block taken from was ever a change to Kestrel's table: from
                 // here Kestrel decodes the client's blocks against the table the client encoded them against.
-                Stop(Http2StopCause.ValuesDoNotRepeat);
+                Stop(cause);
                 return;
             }
 
