@@ -34,7 +34,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     private Http2StreamHandoff? _handoff = handoff;
     private short[] _kinds = [];   // per field: FieldNames.Classify, or a pseudo-header's Kept
     private byte[] _joined = [];
-    private int _blocksWithNothingTaken;   // accepted blocks in a row that had no field to take or give strings to
+    private int _blocksWithNothingTaken;   // blocks opening streams in a row that had no field taken or given strings
 
     private Http2StreamHandoff Handoff => _handoff!;
 
@@ -49,6 +49,10 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         resolver.ValuesDoNotRepeat ? Http2StopCause.ValuesDoNotRepeat
         : _blocksWithNothingTaken >= ValueAdmission.RequestsWithNothingToTake ? Http2StopCause.NothingToCache
         : Http2StopCause.None;
+
+    /// <summary>Counts a block that opens a stream and passes as it is, never rewritten, towards
+    /// <see cref="Http2StopCause.NothingToCache"/>.</summary>
+    public void CountNothingTaken() => _blocksWithNothingTaken++;
 
     /// <summary>Makes the rewriter another connection's, whose streams' fields go to <paramref name="handoff"/> (none: lent to no connection): its
     /// buffers and counts start empty, and the last connection's hand-off is not touched. The decoder and the resolver are
@@ -85,6 +89,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         ReadOnlySpan<HpackField> fields = decoder.Fields;
         if (fields.Length == 0 || !Handoff.HasRoom || !IsAccepted(block, fields))
         {
+            _blocksWithNothingTaken++;
             return 0;
         }
 

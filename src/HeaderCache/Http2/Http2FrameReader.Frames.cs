@@ -131,6 +131,12 @@ internal sealed partial class Http2FrameReader
 
         if (type == Headers)
         {
+            if (!blockOpen && stream > _highestStream)
+            {
+                // A block that opens a stream but is never rewritten (padded, or in CONTINUATION frames).
+                _rewriter.CountNothingTaken();
+            }
+
             _highestStream = Math.Max(_highestStream, stream);
             _blockStream = stream;
             _blockLength = 0;

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Text;
+using HeaderCache.Fields;
 using HeaderCache.H2Client;
 
 namespace HeaderCache.Tests.Http2Fuzzing;
@@ -212,7 +213,11 @@ internal sealed class Http2CaseGenerator(int seed)
             // (values_do_not_repeat) within its first requests, between two frames, with later blocks referring to
             // entries added before the step.
             _churn = random.Next(6) == 0;
-            int requests = _churn ? random.Next(10, 17) : random.Next(2, 13);
+
+            // One other connection in sixteen starts with enough requests of pseudo-headers alone that the reader steps
+            // aside (nothing_to_cache), then sends its header sets, referring to entries added before the step.
+            _bareLeft = !_churn && random.Next(16) == 0 ? ValueAdmission.RequestsWithNothingToTake + random.Next(3) : 0;
+            int requests = _churn ? random.Next(10, 17) : _bareLeft > 0 ? _bareLeft + random.Next(1, 5) : random.Next(2, 13);
             while (requests > 0)
             {
                 int batch = Math.Min(requests, random.Next(4) == 0 ? random.Next(2, 7) : 1);
@@ -294,6 +299,7 @@ internal sealed class Http2CaseGenerator(int seed)
         private bool _tinyTable;
         private bool _churn;
         private int _churned;   // churn values written so far: each is new to the connection
+        private int _bareLeft;  // requests still to be sent with pseudo-headers alone
         private bool _flipped;   // a block of this connection had an octet flipped: the tables may differ from here
 
         // The faults that are frames of their own rather than part of a request.
@@ -437,7 +443,8 @@ internal sealed class Http2CaseGenerator(int seed)
                 fields.Reverse();
             }
 
-            fields.AddRange(_churn ? Churned(set) : set);
+            fields.AddRange(_churn ? Churned(set) : _bareLeft > 0 ? [] : set);
+            _bareLeft = Math.Max(0, _bareLeft - 1);
             byte[] body = post ? RandomBytes(Pick([0, 1, 100, 300, 5000])) : [];
             if (post && random.Next(2) == 0)
             {

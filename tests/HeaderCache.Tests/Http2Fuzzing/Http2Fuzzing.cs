@@ -539,13 +539,14 @@ internal static partial class Http2Fuzzing
 }
 
 /// <summary>The cache hits of the connections a run made through HeaderCache, and how many stepped aside because their
-/// values did not repeat.</summary>
+/// values did not repeat or they had nothing to cache.</summary>
 internal sealed class Engagement
 {
     private long _connections;
     private long _engaged;
     private long _hits;
     private long _steppedAside;
+    private long _nothingToCache;
 
     public long Connections => Interlocked.Read(ref _connections);
 
@@ -557,11 +558,18 @@ internal sealed class Engagement
     /// <summary>Connections that stepped aside for <c>values_do_not_repeat</c>.</summary>
     public long SteppedAside => Interlocked.Read(ref _steppedAside);
 
+    /// <summary>Connections that stepped aside for <c>nothing_to_cache</c>.</summary>
+    public long NothingToCache => Interlocked.Read(ref _nothingToCache);
+
     public void Add(long hits, string? inactiveReason)
     {
         if (inactiveReason == "values_do_not_repeat")
         {
             Interlocked.Increment(ref _steppedAside);
+        }
+        else if (inactiveReason == "nothing_to_cache")
+        {
+            Interlocked.Increment(ref _nothingToCache);
         }
 
         Interlocked.Increment(ref _connections);
@@ -573,7 +581,7 @@ internal sealed class Engagement
     }
 
     public override string ToString() =>
-        $"{Engaged} of {Connections} connections served fields from the cache ({Hits} hits), {SteppedAside} stepped aside for values_do_not_repeat";
+        $"{Engaged} of {Connections} connections served fields from the cache ({Hits} hits), {SteppedAside} stepped aside for values_do_not_repeat, {NothingToCache} for nothing_to_cache";
 }
 
 /// <summary>What the application saw on one stream, and whether its handler waits for body octets.</summary>
