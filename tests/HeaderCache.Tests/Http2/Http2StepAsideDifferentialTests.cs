@@ -35,17 +35,7 @@ public sealed class Http2StepAsideDifferentialTests(Http2ServerPair servers)
     private static async Task<List<string>> RunAsync(IPEndPoint endPoint, bool splitReads)
     {
         await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
-        var transcript = new List<string>();
-
-        // Served: fields the cache serves the second time; then a table entry.
-        await client.SendAsync(Http2FrameTests.Whole(1, Plain("/warm")));
-        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 1)));
-        await client.SendAsync(Http2FrameTests.Whole(3, Plain("/early").Incremental("x-early", "e1")));
-        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 3)));
-
-        // A stream whose fields are taken now (one of them a reference to x-early) and whose body ends after the step.
-        var frames = new FrameWriter();
-        frames.Headers(5, new HeaderBlock().Request("POST", "/in-flight").Without("x-mine", "warm").Indexed(62).Without("x-flight", "f").ToArray(), endStream: false, endHeaders: true);
+        (List<string> transcript, FrameWriter frames) = await WarmAsync(client);
 
         // New values only: the window ends below one repeat in 8 within the last of these blocks, and the reader steps
         // aside at the frame header after it.
@@ -99,20 +89,12 @@ public sealed class Http2StepAsideDifferentialTests(Http2ServerPair servers)
         Assert.All(transcript.Where(line => line.StartsWith("HEADERS ", StringComparison.Ordinal)), line => Assert.EndsWith(" 200", line, StringComparison.Ordinal));
     }
 
-    // Served blocks, one adding x-early to the table; a stream whose fields are taken and whose body ends after the step;
-    // then blocks with only what Kestrel acts on, the last of which makes the reader step aside at the next frame header;
+    // After WarmAsync, blocks with only what Kestrel acts on, the last of which makes the reader step aside at the next frame header;
     // then a block referring to x-early with a literal the reader would have taken, and the body of the stream in flight.
     private static async Task<List<string>> RunBareAsync(IPEndPoint endPoint, bool splitReads)
     {
         await using H2cClient client = await H2cClient.ConnectAsync(endPoint);
-        var transcript = new List<string>();
-        await client.SendAsync(Http2FrameTests.Whole(1, Plain("/warm")));
-        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 1)));
-        await client.SendAsync(Http2FrameTests.Whole(3, Plain("/early").Incremental("x-early", "e1")));
-        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 3)));
-
-        var frames = new FrameWriter();
-        frames.Headers(5, new HeaderBlock().Request("POST", "/in-flight").Without("x-mine", "warm").Indexed(62).Without("x-flight", "f").ToArray(), endStream: false, endHeaders: true);
+        (List<string> transcript, FrameWriter frames) = await WarmAsync(client);
         int bare = ValueAdmission.RequestsWithNothingToTake;
         for (int block = 0; block < bare; block++)
         {
@@ -135,6 +117,20 @@ public sealed class Http2StepAsideDifferentialTests(Http2ServerPair servers)
         rest.Sort(StringComparer.Ordinal);
         transcript.AddRange(rest);
         return transcript;
+    }
+
+    // Served: fields the cache serves the second time; then a table entry (x-early). Then, not yet sent, a stream whose
+    // fields are taken now (one of them a reference to x-early) and whose body ends after the step.
+    private static async Task<(List<string> Transcript, FrameWriter Frames)> WarmAsync(H2cClient client)
+    {
+        var transcript = new List<string>();
+        await client.SendAsync(Http2FrameTests.Whole(1, Plain("/warm")));
+        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 1)));
+        await client.SendAsync(Http2FrameTests.Whole(3, Plain("/early").Incremental("x-early", "e1")));
+        transcript.AddRange(await client.ReadUntilAsync(t => Http2FrameTests.EndsStream(t, 3)));
+        var frames = new FrameWriter();
+        frames.Headers(5, new HeaderBlock().Request("POST", "/in-flight").Without("x-mine", "warm").Indexed(62).Without("x-flight", "f").ToArray(), endStream: false, endHeaders: true);
+        return (transcript, frames);
     }
 
     private static HeaderBlock Plain(string path) => new HeaderBlock().Request("GET", path).Without("x-mine", "warm").Without("accept-language", "en");
