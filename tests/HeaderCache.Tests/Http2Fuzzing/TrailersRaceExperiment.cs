@@ -1,8 +1,6 @@
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.IO.Pipelines;
-using System.Reflection;
-using System.Reflection.Emit;
 using HeaderCache.H2Client;
 using HeaderCache.InMemory;
 using HeaderCache.Tests.Fuzzing;
@@ -13,10 +11,10 @@ using Xunit.Abstractions;
 namespace HeaderCache.Tests.Http2Fuzzing;
 
 /// <summary>
-/// An experiment on Kestrel alone, off unless <c>HEADERCACHE_TRAILERS_RACE_SECONDS</c> is set (docs/fuzzing.md, "A race
-/// in Kestrel alone: trailers a handler does not see"): connections of 100 streams, each a GET whose HEADERS frame has
-/// no END_STREAM, an empty DATA frame and trailers with END_STREAM, in one write (or, with
-/// <c>HEADERCACHE_TRAILERS_RACE_SYNCED=1</c>, the trailers only once every handler has started); each handler reads its
+/// An experiment on Kestrel alone (docs/fuzzing.md, "A race in Kestrel alone: trailers a handler does not see"):
+/// connections of 100 streams, each a GET whose HEADERS frame has no END_STREAM, an empty DATA frame and trailers with
+/// END_STREAM, the trailers only once every handler has started (the generator's shape, where every handler must see
+/// them; two seconds by default) or, with <c>HEADERCACHE_TRAILERS_RACE_SYNCED=0</c>, all in one write; each handler reads its
 /// body to the end and then asks <see cref="IHttpRequestTrailersFeature.Available"/>, as the fuzz app does. It counts
 /// the streams whose handler saw the trailers and those whose did not. <c>HEADERCACHE_TRAILERS_RACE_SPINNERS</c> busy
 /// threads compete for the cores, so Kestrel's frame loop is taken off its core at random points.
@@ -28,16 +26,12 @@ public sealed class TrailersRaceExperiment(ITestOutputHelper output)
     [Fact]
     public async Task Kestrel_alone_handlers_see_trailers_that_end_an_empty_body_or_not()
     {
-        double seconds = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_SECONDS", 0.0);
-        if (seconds <= 0)
-        {
-            return;
-        }
-
+        // By default (CI) two seconds of the shape the generator sends, the trailers after every handler started; the
+        // race itself only with HEADERCACHE_TRAILERS_RACE_SYNCED=0, for as long as asked.
+        double seconds = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_SECONDS", 2.0);
         int spinners = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_SPINNERS", 0);
         int parallel = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_PARALLEL", 2);
-        bool synced = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_SYNCED", 0) == 1;
-        output.WriteLine("Http2Stream.OnEndStreamReceived calls, in order: " + string.Join(", ", Calls("Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http2.Http2Stream", "OnEndStreamReceived")));
+        bool synced = FuzzSettings.Get("HEADERCACHE_TRAILERS_RACE_SYNCED", 1) == 1;
 
         var app = new App();
         await using InMemoryKestrel server = await InMemoryKestrel.StartHttp2Async(headerCache: false, app.HandleAsync);
@@ -78,7 +72,13 @@ public sealed class TrailersRaceExperiment(ITestOutputHelper output)
 
         output.WriteLine($"{(synced ? "synced" : "one write")}, {spinners} spinners, {parallel} at a time: {connections} connections of {Streams} streams, " +
             $"{app.With} handlers saw the trailers, {app.Without} saw none ({missed} connections with one or more); {app.Other} other outcomes; {app.Kinds}");
+        Assert.True(connections > 0);
         Assert.Equal(connections * Streams, app.With + app.Without);
+        if (synced)
+        {
+            // What the generator's sync point relies on: a handler already waiting in its read sees the trailers.
+            Assert.Equal(0, app.Without);
+        }
     }
 
     // The connection's bytes: the preface, SETTINGS and the 100 streams' HEADERS (GET http://a/, no END_STREAM); then each
@@ -143,34 +143,6 @@ public sealed class TrailersRaceExperiment(ITestOutputHelper output)
             {
                 await input.CompleteAsync();
                 return;
-            }
-        }
-    }
-
-    // The methods a method calls, in IL order (the installed Kestrel's, not a copy of its source).
-    private static IEnumerable<string> Calls(string typeName, string methodName)
-    {
-        Type type = typeof(Microsoft.AspNetCore.Server.Kestrel.Core.KestrelServerOptions).Assembly.GetType(typeName, throwOnError: true)!;
-        MethodInfo method = type.GetMethod(methodName, BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic)!;
-        byte[] il = method.GetMethodBody()!.GetILAsByteArray()!;
-        for (int i = 0; i + 4 < il.Length; i++)
-        {
-            if (il[i] == OpCodes.Call.Value || il[i] == OpCodes.Callvirt.Value)
-            {
-                MemberInfo? callee = null;
-                try
-                {
-                    callee = method.Module.ResolveMember(BitConverter.ToInt32(il, i + 1), type.GetGenericArguments(), null);
-                }
-                catch (ArgumentException)
-                {
-                }
-
-                if (callee is not null)
-                {
-                    yield return callee.DeclaringType?.Name + "." + callee.Name;
-                    i += 4;
-                }
             }
         }
     }
