@@ -19,7 +19,6 @@ namespace HeaderCache.Transport;
 internal abstract class TransportReader : PipeReader, TransportReadHandoff.IReader, IdleTrim.ITarget
 {
     private readonly IdleTrim _idle = new();
-    private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
     private int _cancelRequested;
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
     private bool _completed;      // Kestrel completed this reader, and with it the transport's, or the connection ended
@@ -92,7 +91,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
         }
 
         WaitStarts(_idle);
-        return (_handoff ??= new(this)).Wait(Input, read, cancellationToken);
+        return TransportReadHandoff.Wait(this, Input, read, cancellationToken);
     }
 
     public override bool TryRead(out ReadResult result)
@@ -283,9 +282,6 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
         _showsNothing = true;
         return new ReadResult(default, isCanceled: false, isCompleted: false);
     }
-
-    /// <summary>From here no read waits through this reader: the reader passes through.</summary>
-    protected void EndWaits() => _handoff = null;
 
     /// <summary>Whether the transport's read <paramref name="input"/> is cancelled by Kestrel's own
     /// <see cref="CancelPendingRead"/>; Kestrel sees that cancellation once.</summary>
