@@ -1,5 +1,7 @@
 using HeaderCache.Caching;
 using HeaderCache.Fields;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Requests;
 
@@ -10,7 +12,7 @@ namespace HeaderCache.Requests;
 /// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
 /// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's.</para>
 /// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
-/// thread pool, concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry
+/// thread pool, concurrently, so both sides lock this object, which nothing outside the connection's part has. Stream ids are never reused on a connection, so an entry
 /// reaches only its own stream's request.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
@@ -20,21 +22,44 @@ namespace HeaderCache.Requests;
 /// (<see cref="ConnectionArrays"/>), and those no stream holds go back there when the connection idles or ends; an array
 /// a request still reads when its connection ends is never given back.</para>
 /// </remarks>
-internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
+internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : ConnectionHeaders.IPart
 {
-    private readonly Lock _lock = new();
     private int[] _ids = [];
     private ArraySegment<TakenHeader>[] _lines = [];
     private int _count;
     private TakenHeader[]?[] _free = [];
     private int _freeCount;
 
+    /// <summary>Whether Kestrel created a request on the connection, which it does only when it speaks HTTP/2 there.</summary>
+    public bool SawRequest { get; private set; }
+
+    /// <summary>The request Kestrel is creating with <paramref name="requestFeatures"/> takes its stream's fields, which
+    /// it then reads through the view of Kestrel's stream object (<see cref="Http2StreamHeaders"/>).</summary>
+    public void Attach(IFeatureCollection requestFeatures)
+    {
+        SawRequest = true;
+        if (requestFeatures[typeof(IHttp2StreamIdFeature)] is not IHttp2StreamIdFeature id
+            || Take(id.StreamId) is not { Array: { } array } lines)
+        {
+            return;
+        }
+
+        if (requestFeatures[typeof(IHttpRequestFeature)] is IHttpRequestFeature request)
+        {
+            Http2StreamHeaders.Show(requestFeatures, request, lines, this);
+        }
+        else
+        {
+            Return(array);
+        }
+    }
+
     /// <summary>Whether an entry could be added now.</summary>
     public bool HasRoom
     {
         get
         {
-            lock (_lock)
+            lock (this)
             {
                 return _count < capacity;
             }
@@ -45,7 +70,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     public TakenHeader[] Rent(int length)
     {
         TakenHeader[]? lines = null;
-        lock (_lock)
+        lock (this)
         {
             if (_freeCount != 0)
             {
@@ -70,7 +95,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     {
         // Empty, as a new array is: the resolver only ever sets a field's flags, and no string outlives its request here.
         Array.Clear(lines);
-        lock (_lock)
+        lock (this)
         {
             if (_freeCount == _free.Length && _freeCount < pooledArrays)
             {
@@ -90,7 +115,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     /// <summary>Adds stream <paramref name="streamId"/>'s fields; false when full.</summary>
     public bool TryAdd(int streamId, ArraySegment<TakenHeader> lines)
     {
-        lock (_lock)
+        lock (this)
         {
             if (_count == capacity)
             {
@@ -114,7 +139,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     /// <summary>Takes stream <paramref name="streamId"/>'s fields, or an empty segment (no array) when none wait.</summary>
     public ArraySegment<TakenHeader> Take(int streamId)
     {
-        lock (_lock)
+        lock (this)
         {
             for (int i = 0; i < _count; i++)
             {
@@ -136,7 +161,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     /// <summary>The connection idles: lets go of the arrays no stream holds.</summary>
     public void Trim()
     {
-        lock (_lock)
+        lock (this)
         {
             foreach (TakenHeader[]? lines in _free.AsSpan(0, _freeCount))
             {
@@ -151,7 +176,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     public void Clear()
     {
         Trim();
-        lock (_lock)
+        lock (this)
         {
             (_ids, _lines, _count) = ([], [], 0);
         }

@@ -18,7 +18,7 @@ namespace HeaderCache.Transport;
 /// thread.</para></remarks>
 internal abstract class TransportReader : PipeReader, TransportReadHandoff.IReader, IdleTrim.ITarget
 {
-    private readonly IdleTrim _idle = new();
+    private IdleTrim? _idle;      // from the first read that waits; Kestrel's heartbeat reads it on its own thread
     private int _cancelRequested;
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
     private bool _completed;      // Kestrel completed this reader, and with it the transport's, or the connection ended
@@ -90,7 +90,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
             }
         }
 
-        WaitStarts(_idle);
+        WaitStarts(_idle ?? StartIdleTrim());
         return TransportReadHandoff.Wait(this, Input, read, cancellationToken);
     }
 
@@ -175,7 +175,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     {
         bool first = !_completed;
         _completed = true;
-        _idle.End();
+        Volatile.Read(ref _idle)?.End();
         Input.Complete(exception);
         if (first)
         {
@@ -185,7 +185,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     /// <summary>Called on each of Kestrel's heartbeats, on its thread (<see cref="IdleTrim"/>); true when the reader
     /// let go of what the next request builds again.</summary>
-    public bool OnHeartbeat() => _idle.OnHeartbeat(this);
+    public bool OnHeartbeat() => Volatile.Read(ref _idle)?.OnHeartbeat(this) == true;
 
     /// <summary>Kestrel is done with the connection: from here every call goes to the transport's reader as it is, as
     /// after <see cref="Complete"/> (which then completes only the transport's), and none touches what the protocol's
@@ -195,7 +195,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     {
         bool first = !Volatile.Read(ref _completed);
         Volatile.Write(ref _completed, true);
-        _idle.End();
+        Volatile.Read(ref _idle)?.End();
         SpinWait wait = default;
         while (Interlocked.CompareExchange(ref _showing, Ended, 0) == Showing)
         {
@@ -210,7 +210,17 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     void IdleTrim.ITarget.Trim() => TrimIdle();
 
-    void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
+    // A reader that never waits (one that hands the connection over at its first bytes) makes none: the connection's
+    // flow made it, before its first wait, and the heartbeat finds it from there.
+    private IdleTrim StartIdleTrim()
+    {
+        var idle = new IdleTrim();
+        Volatile.Write(ref _idle, idle);
+        return idle;
+    }
+
+    // Only a read that waited ends a wait, and it made the idle trim.
+    void TransportReadHandoff.IReader.WaitEnded() => _idle!.Resume();
 
     // A read that ends after Kestrel completed the reader, or after the connection ended, touches none of the reader's
     // buffers, which went back to the shared pool at Complete or End: Kestrel gets the transport's result as it is. End
