@@ -22,7 +22,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     private int _cancelRequested;
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
     private bool _completed;      // Kestrel completed this reader, and with it the transport's, or the connection ended
-    private int _showing;         // Showing while the wait loop decides what Kestrel sees of a transport read; Ended after End
+    private int _showing;         // Showing while a wait decides what Kestrel sees of a transport read; Ended after End
 
     // The held buffer: Kestrel sees _held[_heldStart.._heldLength] in place of the first _heldReplaces bytes of Buffer.
     private byte[] _held = [];
@@ -189,7 +189,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     /// <summary>Kestrel is done with the connection: from here every call goes to the transport's reader as it is, as
     /// after <see cref="Complete"/> (which then completes only the transport's), and none touches what the protocol's
-    /// reader reads with. On return no trim runs or starts, a transport read the wait loop was showing has been shown,
+    /// reader reads with. On return no trim runs or starts, a transport read a wait was showing has been shown,
     /// and the reader has let go of everything.</summary>
     public void End()
     {
