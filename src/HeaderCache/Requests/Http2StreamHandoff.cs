@@ -12,8 +12,9 @@ namespace HeaderCache.Requests;
 /// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
 /// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's.</para>
 /// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
-/// thread pool, concurrently, so both sides lock this object, which nothing outside the connection's part has. Stream ids are never reused on a connection, so an entry
-/// reaches only its own stream's request.</para>
+/// thread pool, concurrently, so both sides take a lock: a <see cref="Lock"/>, as an object's monitor allocates when
+/// the two contend. Stream ids are never reused on a connection, so an entry reaches only its own stream's
+/// request.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
@@ -24,6 +25,7 @@ namespace HeaderCache.Requests;
 /// </remarks>
 internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : ConnectionHeaders.IPart
 {
+    private readonly Lock _lock = new();
     private int[] _ids = [];
     private ArraySegment<TakenHeader>[] _lines = [];
     private int _count;
@@ -59,7 +61,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     {
         get
         {
-            lock (this)
+            lock (_lock)
             {
                 return _count < capacity;
             }
@@ -70,7 +72,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     public TakenHeader[] Rent(int length)
     {
         TakenHeader[]? lines = null;
-        lock (this)
+        lock (_lock)
         {
             if (_freeCount != 0)
             {
@@ -79,15 +81,16 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
             }
         }
 
-        // One too short goes back, so the arrays kept grow to the connection's longest blocks; four fields of room
-        // keep the next, slightly longer block from needing a new array.
+        // One too short goes back, so the arrays kept grow to the connection's longest blocks. The shared pool's arrays
+        // come in powers of two, so one has room for a longer block but at a power of two, and one too short goes back
+        // there, for the pool to lend again.
         if (lines is not null && lines.Length >= length)
         {
             return lines;
         }
 
         ConnectionArrays.Return(lines);
-        return ConnectionArrays.Rent<TakenHeader>(length + 4);
+        return ConnectionArrays.Rent<TakenHeader>(length);
     }
 
     /// <summary>Takes back an array from <see cref="Rent"/> once nothing reads it.</summary>
@@ -95,7 +98,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     {
         // Empty, as a new array is: the resolver only ever sets a field's flags, and no string outlives its request here.
         Array.Clear(lines);
-        lock (this)
+        lock (_lock)
         {
             if (_freeCount == _free.Length && _freeCount < pooledArrays)
             {
@@ -115,7 +118,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     /// <summary>Adds stream <paramref name="streamId"/>'s fields; false when full.</summary>
     public bool TryAdd(int streamId, ArraySegment<TakenHeader> lines)
     {
-        lock (this)
+        lock (_lock)
         {
             if (_count == capacity)
             {
@@ -139,7 +142,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     /// <summary>Takes stream <paramref name="streamId"/>'s fields, or an empty segment (no array) when none wait.</summary>
     public ArraySegment<TakenHeader> Take(int streamId)
     {
-        lock (this)
+        lock (_lock)
         {
             for (int i = 0; i < _count; i++)
             {
@@ -161,7 +164,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     /// <summary>The connection idles: lets go of the arrays no stream holds.</summary>
     public void Trim()
     {
-        lock (this)
+        lock (_lock)
         {
             foreach (TakenHeader[]? lines in _free.AsSpan(0, _freeCount))
             {
@@ -176,7 +179,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     public void Clear()
     {
         Trim();
-        lock (this)
+        lock (_lock)
         {
             (_ids, _lines, _count) = ([], [], 0);
         }
