@@ -102,10 +102,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
         {
             if (_freeCount == _free.Length && _freeCount < pooledArrays)
             {
-                Array.Resize(ref _free, Math.Min(pooledArrays, Math.Max(8, 2 * _free.Length)));
+                ConnectionArrays.Grow(ref _free, Math.Min(pooledArrays, Math.Max(8, 2 * _free.Length)), _freeCount);
             }
 
-            if (_freeCount < _free.Length)
+            // The pool's array may be longer than asked: the connection keeps no more than it may.
+            if (_freeCount < Math.Min(_free.Length, pooledArrays))
             {
                 _free[_freeCount++] = lines;
                 return;
@@ -125,11 +126,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
                 return false;
             }
 
-            if (_count == _ids.Length)
+            if (_count == _ids.Length || _count == _lines.Length)
             {
-                int size = Math.Min(capacity, Math.Max(8, _ids.Length * 2));
-                Array.Resize(ref _ids, size);
-                Array.Resize(ref _lines, size);
+                int size = Math.Min(capacity, Math.Max(8, _count * 2));
+                ConnectionArrays.Grow(ref _ids, size, _count);
+                ConnectionArrays.Grow(ref _lines, size, _count);
             }
 
             _ids[_count] = streamId;
@@ -171,17 +172,21 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
                 ConnectionArrays.Return(lines);
             }
 
-            (_free, _freeCount) = ([], 0);
+            ConnectionArrays.Release(ref _free);
+            _freeCount = 0;
         }
     }
 
-    /// <summary>The connection ended: lets go of every entry.</summary>
+    /// <summary>The connection ended: lets go of every entry. The arrays of the table go back to the shared pool, which
+    /// empties them; from here the table is empty, as it is for a request Kestrel creates after the end.</summary>
     public void Clear()
     {
         Trim();
         lock (_lock)
         {
-            (_ids, _lines, _count) = ([], [], 0);
+            ConnectionArrays.Release(ref _ids);
+            ConnectionArrays.Release(ref _lines);
+            _count = 0;
         }
     }
 }
