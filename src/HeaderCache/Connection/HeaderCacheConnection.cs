@@ -165,7 +165,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     {
         _http1 ??= new Http1Part(_state!, _endpoint.Limits);
         _part = _http1;
-        Requests.Part = _http1.Headers;
+        Requests.Part = _http1;
         return _http1.Read(input, this, passesHeadsThrough: !Serves(HttpProtocols.Http1));
     }
 

@@ -1,5 +1,6 @@
 using System.IO.Pipelines;
 using HeaderCache.Diagnostics;
+using Microsoft.AspNetCore.Http.Features;
 using HeaderCache.Http1;
 using HeaderCache.Requests;
 using HeaderCache.Transport;
@@ -7,25 +8,27 @@ using HeaderCache.Transport;
 namespace HeaderCache.Connection;
 
 /// <summary>The HTTP/1.1 side of a connection, from its first byte: the compactor (with the memo of lines) and the
-/// reader Kestrel reads, the queue of lines taken out of each head and the view its requests read them through.</summary>
-internal sealed class Http1Part : ProtocolPart
+/// reader Kestrel reads, the queue of lines taken out of each head and the view its requests read them through, made
+/// at the connection's first request (a connection the HTTP/2 preface begins has none).</summary>
+internal sealed class Http1Part : ProtocolPart, ConnectionHeaders.IPart
 {
     private readonly HeaderInjectionQueue _queue = new();
     private readonly HeadCompactor _compactor;
     private readonly KestrelLimits _limits;
     private CompactingPipeReader? _reader;
     private CompactingPipeReader? _replaced;   // the reader of the TLS bytes, once the decrypted side is read
+    private CachedRequestHeaders? _headers;    // from the first request; requests are created one at a time here
 
     /// <summary>The part of a connection whose compactor is <paramref name="state"/>'s.</summary>
     public Http1Part(ReadingState state, KestrelLimits limits)
     {
         _limits = limits;
         _compactor = state.Http1(_queue);
-        Headers = new CachedRequestHeaders(_queue);
     }
 
-    /// <summary>The view of the connection's requests whose heads had lines taken out.</summary>
-    public CachedRequestHeaders Headers { get; }
+    /// <summary>The request Kestrel is creating with <paramref name="requestFeatures"/> reads the lines taken out of its
+    /// head through the view of the connection's requests.</summary>
+    public void Attach(IFeatureCollection requestFeatures) => (_headers ??= new CachedRequestHeaders(_queue)).Attach(requestFeatures);
 
     /// <inheritdoc />
     public override PassThroughReason Reason => _reader?.PassThroughReason ?? PassThroughReason.None;

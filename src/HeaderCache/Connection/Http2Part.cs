@@ -21,7 +21,7 @@ internal sealed class Http2Part : ProtocolPart
     /// <summary>The part of a connection whose <paramref name="input"/> starts with the preface, and whose decoder and
     /// rewriter are <paramref name="state"/>'s. When
     /// <paramref name="kestrelSpeaksHttp2"/> is false, whether Kestrel read it as HTTP/2 is known only from the requests
-    /// it creates (<see cref="Http2RequestHeaders.SawRequest"/>).</summary>
+    /// it creates (<see cref="Http2StreamHandoff.SawRequest"/>).</summary>
     public Http2Part(PipeReader input, ReadingState state, KestrelLimits limits, bool kestrelSpeaksHttp2, Http2FrameReader.IOwner owner)
     {
         _resolver = state.Resolver;
@@ -29,14 +29,13 @@ internal sealed class Http2Part : ProtocolPart
         _streams = new Http2StreamHandoff(2 * limits.MaxStreamsPerConnection, limits.MaxStreamsPerConnection);
         (HpackBlockDecoder decoder, _rewriter) = state.Http2(_streams);
         _reader = new Http2FrameReader(input, _rewriter, decoder, limits.MaxFrameSize) { Owner = owner };
-        Headers = new Http2RequestHeaders(_streams);
     }
 
     /// <summary>The reader Kestrel gets instead of the connection's (decrypted) transport.</summary>
     public PipeReader Reader => _reader;
 
     /// <summary>What the connection's requests get their fields from.</summary>
-    public Http2RequestHeaders Headers { get; }
+    public Http2StreamHandoff Headers => _streams;
 
     /// <inheritdoc />
     public override PassThroughReason Reason => _reader.PassThroughReason;

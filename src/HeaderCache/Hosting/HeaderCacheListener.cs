@@ -1,4 +1,5 @@
 using System.Net;
+using System.Runtime.CompilerServices;
 using HeaderCache.Connection;
 using Microsoft.AspNetCore.Connections;
 
@@ -15,6 +16,9 @@ internal sealed class HeaderCacheListener(IConnectionListener inner, HeaderCache
     public EndPoint EndPoint => inner.EndPoint;
 
     /// <inheritdoc />
+    /// <remarks>Kestrel's accept loop awaits each accept once, before it asks for the next, as a pooled builder's
+    /// <see cref="ValueTask{TResult}"/> requires: an accept that waits takes its state machine from the pool.</remarks>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     public async ValueTask<ConnectionContext?> AcceptAsync(CancellationToken cancellationToken = default)
     {
         ConnectionContext? connection = await inner.AcceptAsync(cancellationToken).ConfigureAwait(false);

@@ -264,7 +264,6 @@ internal sealed partial class CompactingPipeReader
     private void EnterPassThrough(PassThroughReason reason)
     {
         _stage = Stage.PassThrough;
-        EndWaits();
         _compactor.Dispose();
         ContiguousBytes.Return(ref Held);
         _contiguous.Return();

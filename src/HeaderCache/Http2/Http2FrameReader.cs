@@ -142,7 +142,6 @@ internal sealed partial class Http2FrameReader : TransportReader
     private void Stop(Http2StopCause cause)
     {
         _state = State.Stopped;
-        EndWaits();
         PassThroughReason = cause.Reason();
         Release();
         Owner?.Stopped(cause);

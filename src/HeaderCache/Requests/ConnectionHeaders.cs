@@ -9,7 +9,8 @@ namespace HeaderCache.Requests;
 internal sealed class ConnectionHeaders
 {
     /// <summary>What puts a request's taken fields back on one protocol: the view of an HTTP/1.1 connection
-    /// (<see cref="CachedRequestHeaders"/>), or the streams of an HTTP/2 one (<see cref="Http2RequestHeaders"/>).</summary>
+    /// (<see cref="CachedRequestHeaders"/>, made by the connection's HTTP/1.1 part at its first request), or the streams
+    /// of an HTTP/2 one (<see cref="Http2StreamHandoff"/>).</summary>
     public interface IPart
     {
         /// <summary>Puts the fields taken out of the head (or header block) of the request whose context is being

@@ -1,5 +1,7 @@
 using HeaderCache.Caching;
 using HeaderCache.Fields;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Features;
 
 namespace HeaderCache.Requests;
 
@@ -10,8 +12,9 @@ namespace HeaderCache.Requests;
 /// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
 /// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's.</para>
 /// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
-/// thread pool, concurrently, so both sides take a lock. Stream ids are never reused on a connection, so an entry
-/// reaches only its own stream's request.</para>
+/// thread pool, concurrently, so both sides take a lock: a <see cref="Lock"/>, as an object's monitor allocates when
+/// the two contend. Stream ids are never reused on a connection, so an entry reaches only its own stream's
+/// request.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
@@ -20,7 +23,7 @@ namespace HeaderCache.Requests;
 /// (<see cref="ConnectionArrays"/>), and those no stream holds go back there when the connection idles or ends; an array
 /// a request still reads when its connection ends is never given back.</para>
 /// </remarks>
-internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
+internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : ConnectionHeaders.IPart
 {
     private readonly Lock _lock = new();
     private int[] _ids = [];
@@ -28,6 +31,30 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
     private int _count;
     private TakenHeader[]?[] _free = [];
     private int _freeCount;
+
+    /// <summary>Whether Kestrel created a request on the connection, which it does only when it speaks HTTP/2 there.</summary>
+    public bool SawRequest { get; private set; }
+
+    /// <summary>The request Kestrel is creating with <paramref name="requestFeatures"/> takes its stream's fields, which
+    /// it then reads through the view of Kestrel's stream object (<see cref="Http2StreamHeaders"/>).</summary>
+    public void Attach(IFeatureCollection requestFeatures)
+    {
+        SawRequest = true;
+        if (requestFeatures[typeof(IHttp2StreamIdFeature)] is not IHttp2StreamIdFeature id
+            || Take(id.StreamId) is not { Array: { } array } lines)
+        {
+            return;
+        }
+
+        if (requestFeatures[typeof(IHttpRequestFeature)] is IHttpRequestFeature request)
+        {
+            Http2StreamHeaders.Show(requestFeatures, request, lines, this);
+        }
+        else
+        {
+            Return(array);
+        }
+    }
 
     /// <summary>Whether an entry could be added now.</summary>
     public bool HasRoom
@@ -54,15 +81,16 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
             }
         }
 
-        // One too short goes back, so the arrays kept grow to the connection's longest blocks; four fields of room
-        // keep the next, slightly longer block from needing a new array.
+        // One too short goes back, so the arrays kept grow to the connection's longest blocks. The shared pool's arrays
+        // come in powers of two, so one has room for a longer block but at a power of two, and one too short goes back
+        // there, for the pool to lend again.
         if (lines is not null && lines.Length >= length)
         {
             return lines;
         }
 
         ConnectionArrays.Return(lines);
-        return ConnectionArrays.Rent<TakenHeader>(length + 4);
+        return ConnectionArrays.Rent<TakenHeader>(length);
     }
 
     /// <summary>Takes back an array from <see cref="Rent"/> once nothing reads it.</summary>
@@ -74,10 +102,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
         {
             if (_freeCount == _free.Length && _freeCount < pooledArrays)
             {
-                Array.Resize(ref _free, Math.Min(pooledArrays, Math.Max(8, 2 * _free.Length)));
+                ConnectionArrays.Grow(ref _free, Math.Min(pooledArrays, Math.Max(8, 2 * _free.Length)), _freeCount);
             }
 
-            if (_freeCount < _free.Length)
+            // The pool's array may be longer than asked: the connection keeps no more than it may.
+            if (_freeCount < Math.Min(_free.Length, pooledArrays))
             {
                 _free[_freeCount++] = lines;
                 return;
@@ -97,11 +126,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
                 return false;
             }
 
-            if (_count == _ids.Length)
+            if (_count == _ids.Length || _count == _lines.Length)
             {
-                int size = Math.Min(capacity, Math.Max(8, _ids.Length * 2));
-                Array.Resize(ref _ids, size);
-                Array.Resize(ref _lines, size);
+                int size = Math.Min(capacity, Math.Max(8, _count * 2));
+                ConnectionArrays.Grow(ref _ids, size, _count);
+                ConnectionArrays.Grow(ref _lines, size, _count);
             }
 
             _ids[_count] = streamId;
@@ -143,17 +172,21 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays)
                 ConnectionArrays.Return(lines);
             }
 
-            (_free, _freeCount) = ([], 0);
+            ConnectionArrays.Release(ref _free);
+            _freeCount = 0;
         }
     }
 
-    /// <summary>The connection ended: lets go of every entry.</summary>
+    /// <summary>The connection ended: lets go of every entry. The arrays of the table go back to the shared pool, which
+    /// empties them; from here the table is empty, as it is for a request Kestrel creates after the end.</summary>
     public void Clear()
     {
         Trim();
         lock (_lock)
         {
-            (_ids, _lines, _count) = ([], [], 0);
+            ConnectionArrays.Release(ref _ids);
+            ConnectionArrays.Release(ref _lines);
+            _count = 0;
         }
     }
 }

@@ -18,12 +18,11 @@ namespace HeaderCache.Transport;
 /// thread.</para></remarks>
 internal abstract class TransportReader : PipeReader, TransportReadHandoff.IReader, IdleTrim.ITarget
 {
-    private readonly IdleTrim _idle = new();
-    private TransportReadHandoff? _handoff;   // Kestrel's wait on the transport's read, from the first read that waits
+    private IdleTrim? _idle;      // from the first read that waits; Kestrel's heartbeat reads it on its own thread
     private int _cancelRequested;
     private bool _showsNothing;   // the last read showed Kestrel no bytes: its AdvanceTo has nothing to pass on
     private bool _completed;      // Kestrel completed this reader, and with it the transport's, or the connection ended
-    private int _showing;         // Showing while the wait loop decides what Kestrel sees of a transport read; Ended after End
+    private int _showing;         // Showing while a wait decides what Kestrel sees of a transport read; Ended after End
 
     // The held buffer: Kestrel sees _held[_heldStart.._heldLength] in place of the first _heldReplaces bytes of Buffer.
     private byte[] _held = [];
@@ -91,8 +90,8 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
             }
         }
 
-        WaitStarts(_idle);
-        return (_handoff ??= new(this)).Wait(Input, read, cancellationToken);
+        WaitStarts(_idle ?? StartIdleTrim());
+        return TransportReadHandoff.Wait(this, Input, read, cancellationToken);
     }
 
     public override bool TryRead(out ReadResult result)
@@ -176,7 +175,7 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
     {
         bool first = !_completed;
         _completed = true;
-        _idle.End();
+        Volatile.Read(ref _idle)?.End();
         Input.Complete(exception);
         if (first)
         {
@@ -186,17 +185,17 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     /// <summary>Called on each of Kestrel's heartbeats, on its thread (<see cref="IdleTrim"/>); true when the reader
     /// let go of what the next request builds again.</summary>
-    public bool OnHeartbeat() => _idle.OnHeartbeat(this);
+    public bool OnHeartbeat() => Volatile.Read(ref _idle)?.OnHeartbeat(this) == true;
 
     /// <summary>Kestrel is done with the connection: from here every call goes to the transport's reader as it is, as
     /// after <see cref="Complete"/> (which then completes only the transport's), and none touches what the protocol's
-    /// reader reads with. On return no trim runs or starts, a transport read the wait loop was showing has been shown,
+    /// reader reads with. On return no trim runs or starts, a transport read a wait was showing has been shown,
     /// and the reader has let go of everything.</summary>
     public void End()
     {
         bool first = !Volatile.Read(ref _completed);
         Volatile.Write(ref _completed, true);
-        _idle.End();
+        Volatile.Read(ref _idle)?.End();
         SpinWait wait = default;
         while (Interlocked.CompareExchange(ref _showing, Ended, 0) == Showing)
         {
@@ -211,7 +210,17 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
 
     void IdleTrim.ITarget.Trim() => TrimIdle();
 
-    void TransportReadHandoff.IReader.WaitEnded() => _idle.Resume();
+    // A reader that never waits (one that hands the connection over at its first bytes) makes none: the connection's
+    // flow made it, before its first wait, and the heartbeat finds it from there.
+    private IdleTrim StartIdleTrim()
+    {
+        var idle = new IdleTrim();
+        Volatile.Write(ref _idle, idle);
+        return idle;
+    }
+
+    // Only a read that waited ends a wait, and it made the idle trim.
+    void TransportReadHandoff.IReader.WaitEnded() => _idle!.Resume();
 
     // A read that ends after Kestrel completed the reader, or after the connection ended, touches none of the reader's
     // buffers, which went back to the shared pool at Complete or End: Kestrel gets the transport's result as it is. End
@@ -283,9 +292,6 @@ internal abstract class TransportReader : PipeReader, TransportReadHandoff.IRead
         _showsNothing = true;
         return new ReadResult(default, isCanceled: false, isCompleted: false);
     }
-
-    /// <summary>From here no read waits through this reader: the reader passes through.</summary>
-    protected void EndWaits() => _handoff = null;
 
     /// <summary>Whether the transport's read <paramref name="input"/> is cancelled by Kestrel's own
     /// <see cref="CancelPendingRead"/>; Kestrel sees that cancellation once.</summary>

@@ -88,13 +88,13 @@ public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
 
     // What a new connection allocates beyond Kestrel alone's, set-up and end included: connections of one request with
     // the request line and Host alone (the pseudo-header fields alone on h2c), so that no header is taken and what is
-    // left is the connection's own objects. Its reading state is lent by the endpoint's pool, so what stays is what
-    // only the connection can hold: its readers and their wait on the transport, its requests' queue and view or its
-    // HTTP/2 hand-off, and its feature.
+    // left is the connection's own objects. Its reading state is lent by the endpoint's pool, and its accept's and its
+    // waits' state machines come from the async builder's pool, so what stays is what only the connection can hold: its
+    // readers, its requests' queue and view or its HTTP/2 hand-off, and its feature.
     public static TheoryData<bool, int> NewConnectionBounds => new()
     {
-        { false, 1280 },
-        { true, 1792 },
+        { false, 1024 },
+        { true, 1024 },
     };
 
     [Theory]

@@ -25,7 +25,7 @@ public sealed class TransportReadHandoffTests
         Assert.Equal(2, fixture.Reader.WaitsEnded);
         fixture.Transport.Reader.AdvanceTo(result.Buffer.End);
 
-        // The next wait continues the same loop.
+        // The next wait is an invocation of its own.
         ValueTask<ReadResult> next = fixture.ReadAsync();
         await fixture.WriteAsync("fghij");
         Assert.Equal(5, (await next).Buffer.Length);
@@ -105,7 +105,7 @@ public sealed class TransportReadHandoffTests
     }
 
     [Fact]
-    public async Task The_readers_work_runs_in_the_execution_context_of_its_first_wait()
+    public async Task The_readers_work_runs_in_the_execution_context_of_Kestrels_read()
     {
         using var fixture = new Fixture(PipeScheduler.ThreadPool);
         Flow.Value = "first";
@@ -117,7 +117,7 @@ public sealed class TransportReadHandoffTests
         ValueTask<ReadResult> later = fixture.ReadAsync();
         await fixture.WriteAsync("b");
         fixture.Transport.Reader.AdvanceTo((await later).Buffer.End);
-        Assert.Equal(["first", "first"], fixture.Reader.Flows);
+        Assert.Equal(["first", "later"], fixture.Reader.Flows);
 
         // Kestrel's own continuation keeps its own.
         Assert.Equal("later", Flow.Value);
@@ -161,13 +161,10 @@ public sealed class TransportReadHandoffTests
 
     private sealed class Fixture : IDisposable
     {
-        private readonly TransportReadHandoff _handoff;
-
         public Fixture(PipeScheduler scheduler)
         {
             Transport = new Pipe(new PipeOptions(readerScheduler: scheduler, writerScheduler: PipeScheduler.Inline, useSynchronizationContext: false));
             Reader = new Reader(Transport.Reader);
-            _handoff = new TransportReadHandoff(Reader);
         }
 
         public Pipe Transport { get; }
@@ -181,7 +178,7 @@ public sealed class TransportReadHandoffTests
             ValueTask<ReadResult> read = Transport.Reader.ReadAsync(cancellationToken);
 #pragma warning restore CA2012
             Assert.False(read.IsCompleted);
-            return _handoff.Wait(Transport.Reader, read, cancellationToken);
+            return TransportReadHandoff.Wait(Reader, Transport.Reader, read, cancellationToken);
         }
 
         public async Task WriteAsync(string text) => await Transport.Writer.WriteAsync(System.Text.Encoding.ASCII.GetBytes(text));
