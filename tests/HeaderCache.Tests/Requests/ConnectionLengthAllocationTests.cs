@@ -91,10 +91,12 @@ public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
     // left is the connection's own objects. Its reading state is lent by the endpoint's pool, and its accept's and its
     // waits' state machines come from the async builder's pool, so what stays is what only the connection can hold: its
     // readers, its requests' queue and view or its HTTP/2 hand-off, and its feature.
+    // Guards against regressions, with room for the spread of runs on a busy machine; the figures and the goal are on
+    // the results page.
     public static TheoryData<bool, int> NewConnectionBounds => new()
     {
         { false, 1024 },
-        { true, 1024 },
+        { true, 1280 },
     };
 
     [Theory]
