@@ -65,7 +65,7 @@ public sealed class Http2InProcessFuzzTests(Http2ServerPair servers, ITestOutput
     {
         int cases = FuzzSettings.Get("HEADERCACHE_H2FUZZ_CASES", 4_000);
         int seed = FuzzSettings.Get("HEADERCACHE_H2FUZZ_SEED", 20261127);
-        double minutes = FuzzSettings.Get("HEADERCACHE_H2FUZZ_MINUTES", 0.5);
+        double minutes = FuzzSettings.Get("HEADERCACHE_H2FUZZ_MINUTES", 1.0);
         DateTime deadline = DateTime.UtcNow.AddMinutes(minutes);
 
         var engagement = new Engagement();
