@@ -75,10 +75,11 @@ internal sealed class HeaderStringCache
     }
 
     /// <summary>The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else a
-    /// well-known one, else a new one (<paramref name="created"/> set); either of the last two is admitted, in
+    /// well-known one, else <paramref name="offered"/> (a string equal to the bytes), else a new one
+    /// (<paramref name="created"/> set); any of the last three is admitted, in
     /// <paramref name="slot"/>. <see langword="null"/>, and slot -1, for bytes longer than <see cref="MaxLength"/> or
     /// not all VCHAR, SP or HTAB.</summary>
-    public string? GetOrAdd(ReadOnlySpan<byte> bytes, out int slot, out bool hit, ref bool created)
+    public string? GetOrAdd(ReadOnlySpan<byte> bytes, out int slot, out bool hit, ref bool created, string? offered = null)
     {
         slot = -1;
         hit = false;
@@ -101,14 +102,14 @@ internal sealed class HeaderStringCache
 
         if (_wellKnown is null || !_wellKnown.TryGet(bytes, out string? value))
         {
-            value = DecodeIfValid(bytes);
+            value = DecodeIfValid(bytes, offered);
             if (value is null)
             {
                 return null;
             }
 
             Counters.Misses++;
-            created = true;
+            created |= offered is null;
         }
 
         slot = Admit(fingerprint, value);
@@ -149,6 +150,11 @@ internal sealed class HeaderStringCache
     /// <summary>The string Kestrel would make of VCHAR, SP and HTAB bytes; <see langword="null"/> for any other.</summary>
     internal static string? DecodeIfValid(ReadOnlySpan<byte> bytes) =>
         bytes.ContainsAnyExcept(HttpBytes.FieldContent) ? null : Decode(bytes);
+
+    /// <summary><see cref="DecodeIfValid(ReadOnlySpan{byte})"/>, but <paramref name="offered"/>, a string equal to
+    /// <paramref name="bytes"/>, where there is one, instead of a new string.</summary>
+    internal static string? DecodeIfValid(ReadOnlySpan<byte> bytes, string? offered) =>
+        bytes.ContainsAnyExcept(HttpBytes.FieldContent) ? null : offered ?? Decode(bytes);
 
     internal static string Decode(ReadOnlySpan<byte> bytes) =>
         string.Create(bytes.Length, bytes, static (chars, source) => Ascii.ToUtf16(source, chars, out _));

@@ -52,10 +52,10 @@ internal sealed class LongValueCache
         (_held, _hand) = (0, 0);
     }
 
-    /// <summary>The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else a new one
-    /// (<paramref name="created"/> set), admitted. <see langword="null"/> for bytes longer than <see cref="Budget"/> or
+    /// <summary>The string for <paramref name="bytes"/>: the one the cache holds (<paramref name="hit"/>), else
+    /// <paramref name="offered"/> (a string equal to the bytes), else a new one (<paramref name="created"/> set), admitted. <see langword="null"/> for bytes longer than <see cref="Budget"/> or
     /// not all VCHAR, SP or HTAB.</summary>
-    public string? GetOrAdd(ReadOnlySpan<byte> bytes, out bool hit, ref bool created)
+    public string? GetOrAdd(ReadOnlySpan<byte> bytes, out bool hit, ref bool created, string? offered = null)
     {
         hit = false;
         if (bytes.Length > _budget)
@@ -79,14 +79,14 @@ internal sealed class LongValueCache
             }
         }
 
-        string? value = HeaderStringCache.DecodeIfValid(bytes);
+        string? value = HeaderStringCache.DecodeIfValid(bytes, offered);
         if (value is null)
         {
             return null;
         }
 
         Counters.Misses++;
-        created = true;
+        created |= offered is null;
         Admit(fingerprint, value);
         return value;
     }

@@ -99,8 +99,10 @@ internal sealed class FieldResolver
 
     /// <summary>The string of a field's value, or <see langword="null"/> for a byte other than VCHAR, SP or HTAB (such a
     /// field is Kestrel's to answer). <paramref name="slot"/> is where the cache of values holds it, or
-    /// <see cref="WellKnownSlot"/>, or -1.</summary>
-    public string? ResolveValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out short slot)
+    /// <see cref="WellKnownSlot"/>, or -1. Where a new string would be made, <paramref name="offered"/> (a string equal to
+    /// <paramref name="value"/> that Kestrel made for the same octets earlier) stands in for it, but for an excluded
+    /// name, whose values are never kept.</summary>
+    public string? ResolveValue(ref TakenHeader field, ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, out short slot, string? offered = null)
     {
         slot = -1;
         if (value.IsEmpty)
@@ -108,25 +110,31 @@ internal sealed class FieldResolver
             return string.Empty;
         }
 
-        bool isLong = value.Length > _values.MaxLength;
-        if ((isLong && value.Length > _longValueBudget) || IsExcluded(name))
+        if (IsExcluded(name))
         {
             field.Created = true;
             return HeaderStringCache.DecodeIfValid(value);
         }
 
+        bool isLong = value.Length > _values.MaxLength;
+        if (isLong && value.Length > _longValueBudget)
+        {
+            field.Created |= offered is null;
+            return HeaderStringCache.DecodeIfValid(value, offered);
+        }
+
         ref byte misses = ref _admission.Misses(field);
         if (ValueAdmission.Bypasses(ref misses))
         {
-            field.Created = true;
-            return HeaderStringCache.DecodeIfValid(value);
+            field.Created |= offered is null;
+            return HeaderStringCache.DecodeIfValid(value, offered);
         }
 
         if (isLong)
         {
             // Slot -1: a long value is looked up every time, never recalled by its slot.
             _longValues ??= new LongValueCache(_longValueBudget);
-            string? held = _longValues.GetOrAdd(value, out bool longHit, ref field.Created);
+            string? held = _longValues.GetOrAdd(value, out bool longHit, ref field.Created, offered);
             if (held is not null)
             {
                 _admission.Count(ref misses, longHit);
@@ -142,7 +150,7 @@ internal sealed class FieldResolver
             return wellKnown;
         }
 
-        string? resolved = _values.GetOrAdd(value, out int found, out bool hit, ref field.Created);
+        string? resolved = _values.GetOrAdd(value, out int found, out bool hit, ref field.Created, offered);
         if (resolved is not null)
         {
             slot = (short)found;
@@ -152,18 +160,20 @@ internal sealed class FieldResolver
         return resolved;
     }
 
-    /// <summary>The string the cache of names holds for the name of a field that stays for Kestrel, or
-    /// <see langword="null"/>: like <see cref="ResolveKeptValue"/>, it never makes one.</summary>
-    public string? ResolveKeptName(ReadOnlySpan<byte> name) => _names.Get(name);
+    /// <summary>The string the cache of names holds for the name of a field that stays for Kestrel, or the process's
+    /// well-known one, or <see langword="null"/>: like <see cref="ResolveKeptValue"/>, it never makes one.</summary>
+    public string? ResolveKeptName(ReadOnlySpan<byte> name) =>
+        _names.Get(name) ?? (WellKnownStrings.Names.TryGet(name, out string? wellKnown) ? wellKnown : null);
 
     /// <summary>The string of the value of a field that stays for Kestrel, for the application to get in place of the
-    /// one Kestrel makes: the string the cache already holds for it (or a well-known one), else <see langword="null"/>.
-    /// It never makes one, so a field that stays costs no string beside Kestrel's.</summary>
-    public string? ResolveKeptValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value) =>
+    /// one Kestrel makes: the string the cache already holds for it (or a well-known one), else
+    /// <paramref name="offered"/> (a string equal to <paramref name="value"/> that Kestrel made earlier), else
+    /// <see langword="null"/>. It never makes one, so a field that stays costs no string beside Kestrel's.</summary>
+    public string? ResolveKeptValue(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, string? offered = null) =>
         value.IsEmpty ? string.Empty
         : IsExcluded(name) ? null
         : WellKnownStrings.Values.TryGet(value, out string? wellKnown) ? wellKnown
-        : _values.Get(value);
+        : _values.Get(value) ?? offered;
 
     /// <summary>Whether the name a field was resolved to before is still there: Kestrel's constant, or the string the
     /// cache of names holds in that slot.</summary>

@@ -9,7 +9,8 @@ namespace HeaderCache.Fields;
 /// line that stays for Kestrel), which the request made from that head reads once its reader hands the line on.</summary>
 internal struct TakenHeader
 {
-    // Offsets in the section of the line and just past its CRLF.
+    // Offsets in the section of the line and just past its CRLF (of a field offered back on HTTP/2, Start is its table
+    // entry's serial).
     public int Start;
     public int End;
 

@@ -176,6 +176,10 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         }
 
         _blocksWithNothingTaken = 0;
+        while (Handoff.TryTakeOffer(out int serial, out string? offered))
+        {
+            decoder.Table.Offer(serial, offered);
+        }
 
         ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken, given);
         if (lines.Array is null)
@@ -307,7 +311,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
     // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place. After
     // them in the array (not in the segment), up to the first empty entry, the strings of the fields that stay and are
-    // given strings, where the cache keeps their values.
+    // given strings, where the cache keeps their values; from the array's end, those whose values it does not keep,
+    // with their names and their table entries' serials in Start, whose Kestrel strings the request offers back.
     private ArraySegment<TakenHeader> Resolve(
         ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, ulong knownRepeated, int taken, int given)
     {
@@ -365,6 +370,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         }
 
         int stayed = length;
+        int offers = lines.Length;   // the offers fill the array from its end (Http2StreamHandoff.Offer)
         for (int i = 0; i < fields.Length && given != 0; i++)
         {
             if (IsTaken(_kinds[i], knownStays, othersStay) || !IsGivenStrings(block, fields, i, knownRepeated))
@@ -377,21 +383,31 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             line.NameSlot = -1;
             line.NameLength = (ushort)fields[i].NameLength;
             line.Name = line.Known >= 0 ? FieldNames.KnownName(line.Known) : null;
-            string? value = line.Known == cookie && (knownRepeated & (1UL << cookie)) != 0
+            bool joined = line.Known == cookie && (knownRepeated & (1UL << cookie)) != 0;
+            string? value = joined
                 ? JoinCookie(block, fields, ref line, JoinedLength(fields, cookie), kept: true)
                 : StayedValueOf(fields[i], ref line);
             if (value is not null)
             {
                 line.Value = value;
                 stayed++;
+                continue;
             }
-            else
+
+            // No string in the caches for a field that adds to the table or refers to it: the request asks Kestrel for
+            // its string, for the entry's later references. Written after the line is cleared, as the last offer may
+            // take the line's own place.
+            HpackEntry? entry = fields[i].Representation == HpackRepresentation.Indexed ? fields[i].Entry : fields[i].Added;
+            TakenHeader offer = line;
+            line = default;
+            if (entry is not null && offer.Name is not null && !joined)
             {
-                line = default;
+                offer.Start = entry.Serial;
+                lines[--offers] = offer;
             }
         }
 
-        if (stayed == 0)
+        if (stayed == 0 && offers == lines.Length)
         {
             Handoff.Return(lines);
             return default;
@@ -435,7 +451,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return HpackStaticTable.ValueString(field.StaticIndex);
         }
 
-        entry.ValueString = resolver.ResolveKeptValue(entry.Name, entry.Value);
+        entry.ValueString = resolver.ResolveKeptValue(entry.Name, entry.Value, entry.Offered);
         entry.NameString = entry.ValueString is null ? null : line.Name;
         return entry.ValueString;
     }
@@ -450,7 +466,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 if (entry.ValueString is null)
                 {
                     line.Name ??= ResolveName(entry.Name, ref line);
-                    entry.ValueString = resolver.ResolveValue(ref line, entry.Name, entry.Value, out _);
+                    entry.ValueString = resolver.ResolveValue(ref line, entry.Name, entry.Value, out _, entry.Offered);
                     entry.NameString = line.Name;
                     return entry.ValueString;
                 }

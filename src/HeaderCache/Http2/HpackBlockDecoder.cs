@@ -104,6 +104,9 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     private int _scratchLength;
     private int _count;
 
+    /// <summary>The table the blocks are decoded against.</summary>
+    public HpackDynamicTable Table => table;
+
     /// <summary>The fields of the block decoded last.</summary>
     public ReadOnlySpan<HpackField> Fields => _fields.AsSpan(0, _count);
 

@@ -1,3 +1,4 @@
+using System.Text;
 using HeaderCache.Caching;
 
 namespace HeaderCache.Http2;
@@ -27,9 +28,16 @@ internal sealed class HpackEntry
     /// entry's.</summary>
     public int StaticNameIndex { get; private set; }
 
+    /// <summary>Which insert into the table made the entry (<see cref="HpackDynamicTable.Offer"/>).</summary>
+    public int Serial { get; set; }
+
     // Set once a field of the entry is first taken or given its strings in place of Kestrel's; both are null until then.
     public string? NameString;
     public string? ValueString;
+
+    // The string Kestrel made for the value when the field that added the entry stayed in its block, equal to Value:
+    // the entry's value string, when it needs one, instead of a new one.
+    public string? Offered;
 
     // The rewriter's checks of the name and of the value, made once for every field that refers to the entry.
     public HpackNameCheck? NameCheck;
@@ -51,7 +59,7 @@ internal sealed class HpackEntry
     {
         ConnectionArrays.Release(ref _name);
         ConnectionArrays.Release(ref _value);
-        (NameLength, ValueLength, StaticNameIndex, NameString, ValueString, NameCheck, ValueVisible) = (0, 0, 0, null, null, null, null);
+        (NameLength, ValueLength, StaticNameIndex, NameString, ValueString, Offered, NameCheck, ValueVisible) = (0, 0, 0, null, null, null, null, null);
     }
 }
 
@@ -70,6 +78,7 @@ internal sealed class HpackDynamicTable(int advertisedSize)
     private int _newest = -1;   // ring index of the newest entry
     private int _count;
     private int _size;
+    private int _inserted;      // the serial the next entry gets
 
     public int AdvertisedSize { get; } = advertisedSize;
     public int MaxSize { get; private set; } = advertisedSize;
@@ -131,7 +140,20 @@ internal sealed class HpackDynamicTable(int advertisedSize)
     public void Reset()
     {
         Release();
-        (_newest, MaxSize) = (-1, AdvertisedSize);
+        (_newest, MaxSize, _inserted) = (-1, AdvertisedSize, 0);
+    }
+
+    /// <summary>Kestrel's string for the value of the entry inserted as <paramref name="serial"/>, read from the request
+    /// whose block added it: kept for the entry while the entry is in the table, has no string yet and its octets equal
+    /// the string's; else dropped.</summary>
+    public void Offer(int serial, string value)
+    {
+
+        if (this[unchecked(_inserted - 1 - serial)] is { } entry && entry.Serial == serial && entry.ValueString is null
+            && value.Length == entry.ValueLength && Ascii.Equals(entry.Value, value))
+        {
+            entry.Offered = value;
+        }
     }
 
     /// <summary>Adds a field as the newest entry, evicting the oldest to make room: the entry, or <see langword="null"/>
@@ -148,6 +170,7 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         EvictTo(MaxSize - size);
         HpackEntry entry = _free.TryPop(out HpackEntry? free) ? free : new HpackEntry();
         entry.Set(name, value, staticNameIndex);
+        entry.Serial = _inserted++;
         if (_count == _entries.Length)
         {
             Grow();

@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using HeaderCache.Caching;
 using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http.Features;
@@ -10,11 +11,16 @@ namespace HeaderCache.Requests;
 /// went into Kestrel's collection, else when Kestrel starts the next request on the same stream object
 /// (<see cref="Http2StreamHeaders"/>).</summary>
 /// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
-/// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's.</para>
+/// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's; from the
+/// array's end down to the first empty element, fields that stayed, added to the HPACK table or referred to it, and had
+/// no string in the caches, each with its entry's serial in <see cref="TakenHeader.Start"/>.</para>
 /// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
 /// thread pool, concurrently, so both sides take a lock: a <see cref="Lock"/>, as an object's monitor allocates when
 /// the two contend. Stream ids are never reused on a connection, so an entry reaches only its own stream's
 /// request.</para>
+/// <para>The other way go the strings Kestrel made for fields that stayed in their block and added to the HPACK
+/// table without a string in the caches (<see cref="Offer"/>): the reader gives them to the table's entries, whose
+/// later references then cost no new string.</para>
 /// <para>Bounded: a full hand-off refuses, and the block passes unchanged; nothing is evicted, as an entry may be a live
 /// stream's. An entry whose stream never reaches the application (reset before it ran, refused) stays until the
 /// connection ends. The arrays a stream's fields travel in live from the frame loop to the request's creation, so a
@@ -31,6 +37,13 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     private int _count;
     private TakenHeader[]?[] _free = [];
     private int _freeCount;
+    private Offered[] _offers = [];
+    private int _offerCount;
+
+    // Offers waiting for the reader: as many as a block's fields that can add to the table, at most.
+    private const int MaxOffers = 64;
+
+    private readonly record struct Offered(int Serial, string Value);
 
     /// <summary>Whether Kestrel created a request on the connection, which it does only when it speaks HTTP/2 there.</summary>
     public bool SawRequest { get; private set; }
@@ -53,6 +66,50 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
         else
         {
             Return(array);
+        }
+    }
+
+    /// <summary>Kestrel's string for the value of a field that stayed in a block and added table entry
+    /// <paramref name="serial"/>, from the request created for that block, for the reader to take; dropped when too many
+    /// wait.</summary>
+    public void Offer(int serial, string value)
+    {
+        lock (_lock)
+        {
+            if (_offerCount == _offers.Length)
+            {
+                if (_offerCount == MaxOffers)
+                {
+                    return;
+                }
+
+                ConnectionArrays.Grow(ref _offers, Math.Min(MaxOffers, Math.Max(16, 2 * _offerCount)), _offerCount);
+            }
+
+            _offers[_offerCount] = new Offered(serial, value);
+            Volatile.Write(ref _offerCount, _offerCount + 1);
+        }
+    }
+
+    /// <summary>Takes a string offered (<see cref="Offer"/>); false when none waits.</summary>
+    public bool TryTakeOffer(out int serial, [NotNullWhen(true)] out string? value)
+    {
+        (serial, value) = (0, null);
+        if (Volatile.Read(ref _offerCount) == 0)
+        {
+            return false;
+        }
+
+        lock (_lock)
+        {
+            if (_offerCount == 0)
+            {
+                return false;
+            }
+
+            (serial, value) = _offers[--_offerCount];
+            _offers[_offerCount] = default;
+            return true;
         }
     }
 
@@ -162,7 +219,7 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
         }
     }
 
-    /// <summary>The connection idles: lets go of the arrays no stream holds.</summary>
+    /// <summary>The connection idles: lets go of the arrays no stream holds, and of the strings offered.</summary>
     public void Trim()
     {
         lock (_lock)
@@ -173,7 +230,8 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
             }
 
             ConnectionArrays.Release(ref _free);
-            _freeCount = 0;
+            ConnectionArrays.Release(ref _offers);
+            (_freeCount, _offerCount) = (0, 0);
         }
     }
 

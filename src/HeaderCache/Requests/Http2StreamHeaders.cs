@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Primitives;
 
 namespace HeaderCache.Requests;
 
@@ -38,9 +39,20 @@ internal sealed class Http2StreamHeaders : RequestHeadersView
     {
         // Each of these names is in Kestrel's collection with one value, the field's: a replaced value keeps its place.
         TakenHeader[] array = lines.Array!;
-        for (int i = lines.Offset + lines.Count; i < array.Length && array[i].Value is not null; i++)
+        int end = lines.Offset + lines.Count;
+        for (int i = end; i < array.Length && array[i].Value is not null; i++)
         {
             request.Headers[array[i].Name!] = array[i].Value;
+        }
+
+        // From the array's end, fields that stayed and added to the table without a string in the caches: Kestrel's
+        // strings for them go back to the reader, read before the application can change the collection.
+        for (int i = array.Length - 1; i >= end && array[i] is { Value: null, Name: { } name }; i--)
+        {
+            if (request.Headers.TryGetValue(name, out StringValues values) && values is [{ } value])
+            {
+                streams.Offer(array[i].Start, value);
+            }
         }
 
         if (!HoldsOtherNames(lines))

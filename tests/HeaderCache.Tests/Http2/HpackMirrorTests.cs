@@ -96,6 +96,35 @@ public class HpackMirrorTests
         Assert.Equal(0, mirror.Count);
     }
 
+    [Fact]
+    public void A_string_offered_for_an_entry_is_kept_only_while_the_entry_is_there_and_equals_its_octets()
+    {
+        var mirror = new HpackDynamicTable(4096);
+        var decoder = new HpackBlockDecoder(mirror, 32 * 1024);
+
+        // ":authority www.example.com" (C.3.1) becomes entry serial 0; "cache-control no-cache" (C.3.2) serial 1.
+        Assert.True(decoder.Decode(Convert.FromHexString("828684410f7777772e6578616d706c652e636f6d")));
+        Assert.True(decoder.Decode(Convert.FromHexString("828684be58086e6f2d6361636865")));
+        HpackEntry authority = mirror[1]!, cacheControl = mirror[0]!;
+        Assert.Equal((0, 1), (authority.Serial, cacheControl.Serial));
+
+        string kestrels = string.Concat("no-", "cache".AsSpan());
+        mirror.Offer(1, "no-cachf");            // other octets
+        mirror.Offer(1, "no-cache ");           // other length
+        mirror.Offer(2, "no-cache");            // no entry made yet
+        mirror.Offer(0, "no-cache");            // another entry
+        Assert.Null(cacheControl.Offered);
+        Assert.Null(authority.Offered);
+        mirror.Offer(1, kestrels);
+        Assert.Same(kestrels, cacheControl.Offered);
+
+        // Once the entry is gone (a size update to 0 evicts everything), an offer for it is dropped.
+        Assert.True(decoder.Decode(Convert.FromHexString("20")));
+        mirror.Offer(0, "www.example.com");
+        Assert.Equal(0, mirror.Count);
+        Assert.Null(authority.Offered);
+    }
+
     private static string[] Fields(HpackBlockDecoder decoder, byte[] block)
     {
         var fields = new List<string>();
