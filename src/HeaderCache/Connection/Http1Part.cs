@@ -27,8 +27,13 @@ internal sealed class Http1Part : ProtocolPart, ConnectionHeaders.IPart
     }
 
     /// <summary>The request Kestrel is creating with <paramref name="requestFeatures"/> reads the lines taken out of its
-    /// head through the view of the connection's requests.</summary>
-    public void Attach(IFeatureCollection requestFeatures) => (_headers ??= new CachedRequestHeaders(_queue)).Attach(requestFeatures);
+    /// head through the view of the connection's requests. Nothing is told at the request's end: the lines stay until
+    /// the reader records the next head, which it reads only after Kestrel has disposed this request's context.</summary>
+    public ConnectionHeaders.IRequestEnd? Attach(IFeatureCollection requestFeatures)
+    {
+        (_headers ??= new CachedRequestHeaders(_queue)).Attach(requestFeatures);
+        return null;
+    }
 
     /// <inheritdoc />
     public override PassThroughReason Reason => _reader?.PassThroughReason ?? PassThroughReason.None;

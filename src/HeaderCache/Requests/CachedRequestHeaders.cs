@@ -9,7 +9,7 @@ namespace HeaderCache.Requests;
 /// <remarks>A request reads the lines its entry left in the queue (<see cref="HeaderInjectionQueue.Taken"/>) until
 /// Kestrel creates the connection's next request, which it does only after disposing this one's context: HTTP/1.1
 /// requests come one at a time on a connection, so one view serves them all.</remarks>
-internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : RequestHeadersView, ConnectionHeaders.IPart
+internal sealed class CachedRequestHeaders(HeaderInjectionQueue queue) : RequestHeadersView
 {
     /// <summary>Takes the lines taken out of this request's head, if any, writes those of known names into Kestrel's
     /// collection, and makes this view the request's headers when lines of other names remain.</summary>

@@ -14,8 +14,15 @@ internal sealed class ConnectionHeaders
     public interface IPart
     {
         /// <summary>Puts the fields taken out of the head (or header block) of the request whose context is being
-        /// created back into its headers.</summary>
-        void Attach(IFeatureCollection requestFeatures);
+        /// created back into its headers: what to tell when hosting has ended that request, or <see langword="null"/>.</summary>
+        IRequestEnd? Attach(IFeatureCollection requestFeatures);
+    }
+
+    /// <summary>What holds a request's fields past its creation, told when hosting has disposed the request's context.</summary>
+    public interface IRequestEnd
+    {
+        /// <summary>Hosting's <c>DisposeContext</c> of the request returned: nothing above Kestrel reads its headers now.</summary>
+        void RequestEnded();
     }
 
     /// <summary>The part of the protocol the connection speaks, set when that protocol starts, before Kestrel creates
@@ -30,5 +37,5 @@ internal sealed class ConnectionHeaders
         requestFeatures[typeof(ConnectionHeaders)] as ConnectionHeaders;
 
     /// <summary>Puts the request's taken fields back through the part of the connection's protocol.</summary>
-    public void Attach(IFeatureCollection requestFeatures) => Part?.Attach(requestFeatures);
+    public IRequestEnd? Attach(IFeatureCollection requestFeatures) => Part?.Attach(requestFeatures);
 }

@@ -39,6 +39,9 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     private int _freeCount;
     private Offered[] _offers = [];
     private int _offerCount;
+    private Http2StreamHeaders?[] _over = [];   // views whose request hosting has ended, and which still hold its array
+    private int _overCount;
+    private bool _ended;                        // the connection ended (Clear)
 
     // Offers waiting for the reader: as many as a block's fields that can add to the table, at most.
     private const int MaxOffers = 64;
@@ -49,24 +52,82 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     public bool SawRequest { get; private set; }
 
     /// <summary>The request Kestrel is creating with <paramref name="requestFeatures"/> takes its stream's fields, which
-    /// it then reads through the view of Kestrel's stream object (<see cref="Http2StreamHeaders"/>).</summary>
-    public void Attach(IFeatureCollection requestFeatures)
+    /// it then reads through the view of Kestrel's stream object (<see cref="Http2StreamHeaders"/>): that view, to be
+    /// told when hosting has ended the request, or <see langword="null"/>.</summary>
+    public ConnectionHeaders.IRequestEnd? Attach(IFeatureCollection requestFeatures)
     {
         SawRequest = true;
         if (requestFeatures[typeof(IHttp2StreamIdFeature)] is not IHttp2StreamIdFeature id
             || Take(id.StreamId) is not { Array: { } array } lines)
         {
-            return;
+            return null;
         }
 
         if (requestFeatures[typeof(IHttpRequestFeature)] is IHttpRequestFeature request)
         {
-            Http2StreamHeaders.Show(requestFeatures, request, lines, this);
+            return Http2StreamHeaders.Show(requestFeatures, request, lines, this);
         }
-        else
+
+        Return(array);
+        return null;
+    }
+
+    /// <summary>Makes <paramref name="lines"/> what <paramref name="view"/> shows, for the request Kestrel is creating on
+    /// its stream object; the array of the stream object's previous request goes back (Kestrel has disposed its
+    /// context).</summary>
+    public void Show(Http2StreamHeaders view, ArraySegment<TakenHeader> lines)
+    {
+        TakenHeader[]? previous;
+        lock (_lock)
         {
-            Return(array);
+            previous = view.Held.Array;
+            view.Held = lines;
+            if (view.RequestOver)
+            {
+                view.RequestOver = false;
+                int at = Array.IndexOf(_over, view, 0, _overCount);
+                _over[at] = _over[--_overCount];
+                _over[_overCount] = null;
+            }
         }
+
+        if (previous is not null)
+        {
+            Return(previous);
+        }
+    }
+
+    /// <summary>Hosting has ended the request whose fields <paramref name="view"/> shows: its array goes back when the
+    /// connection ends, or now if it has, unless the stream object's next request comes first.</summary>
+    public void RequestEnded(Http2StreamHeaders view)
+    {
+        TakenHeader[]? array = null;
+        lock (_lock)
+        {
+            if (view.RequestOver || view.Held.Array is null)
+            {
+                return;
+            }
+
+            if (_ended)
+            {
+                array = view.Held.Array;
+                view.Held = default;
+            }
+            else if (_overCount < capacity)
+            {
+                if (_overCount == _over.Length)
+                {
+                    ConnectionArrays.Grow(ref _over, Math.Min(capacity, Math.Max(8, 2 * _overCount)), _overCount);
+                }
+
+                view.RequestOver = true;
+                _over[_overCount++] = view;
+            }
+        }
+
+        // Past the connection's end: straight to the shared pool, which empties it.
+        ConnectionArrays.Return(array);
     }
 
     /// <summary>Kestrel's string for the value of a field that stayed in a block and added table entry
@@ -235,16 +296,25 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
         }
     }
 
-    /// <summary>The connection ended: lets go of every entry. The arrays of the table go back to the shared pool, which
-    /// empties them; from here the table is empty, as it is for a request Kestrel creates after the end.</summary>
+    /// <summary>The connection ended: lets go of every entry, and of the arrays of views whose request hosting has
+    /// ended (a request still running keeps its array, which then is never given back). The arrays go back to the shared
+    /// pool, which empties them; from here the table is empty, as it is for a request Kestrel creates after the end.</summary>
     public void Clear()
     {
         Trim();
         lock (_lock)
         {
+            _ended = true;
+            foreach (Http2StreamHeaders? view in _over.AsSpan(0, _overCount))
+            {
+                ConnectionArrays.Return(view!.Held.Array);
+                (view.Held, view.RequestOver) = (default, false);
+            }
+
+            ConnectionArrays.Release(ref _over);
             ConnectionArrays.Release(ref _ids);
             ConnectionArrays.Release(ref _lines);
-            _count = 0;
+            (_count, _overCount) = (0, 0);
         }
     }
 }

@@ -16,26 +16,37 @@ namespace HeaderCache.Requests;
 /// on that stream object, which Kestrel does only after it has disposed the previous request's context (after
 /// <c>OnCompleted</c> and hosting's end of the request). So a request reads its own fields until Kestrel is done with
 /// it, whatever other streams of the connection do meanwhile, as it reads its own collection. The array that held the
-/// previous request's fields goes back to the connection's <see cref="Http2StreamHandoff"/> at that moment; a view of a
-/// stream object Kestrel lets go of goes with it.</para></remarks>
-internal sealed class Http2StreamHeaders : RequestHeadersView
+/// previous request's fields goes back to the connection's <see cref="Http2StreamHandoff"/> at that moment. The last
+/// request's array goes back when the connection ends if hosting has ended that request by then (told through
+/// <see cref="ConnectionHeaders.IRequestEnd"/>), else when hosting ends it; a request still running when its connection
+/// ends keeps its fields for as long as it runs (Kestrel disposes the connection before such a request's context).
+/// A view Kestrel's stream object lets go of while the connection lives goes with it, and its array with it.</para></remarks>
+internal sealed class Http2StreamHeaders : RequestHeadersView, ConnectionHeaders.IRequestEnd
 {
     // Keyed by Kestrel's stream object, which the table does not keep alive.
     private static readonly ConditionalWeakTable<IFeatureCollection, Http2StreamHeaders> ByStream = [];
 
     private readonly Http2StreamHandoff _streams;
-    private ArraySegment<TakenHeader> _lines;
 
     private Http2StreamHeaders(Http2StreamHandoff streams) => _streams = streams;
 
-    protected override ReadOnlySpan<TakenHeader> Lines => _lines;
+    /// <summary>The fields of the last request Kestrel created on the stream object; set under the hand-off's lock.</summary>
+    internal ArraySegment<TakenHeader> Held { get; set; }
+
+    /// <summary>Hosting has ended the request whose fields <see cref="Held"/> holds; set under the hand-off's lock.</summary>
+    internal bool RequestOver { get; set; }
+
+    protected override ReadOnlySpan<TakenHeader> Lines => Held;
+
+    /// <inheritdoc/>
+    public void RequestEnded() => _streams.RequestEnded(this);
 
     /// <summary>Puts <paramref name="lines"/>, the fields taken out of the block of the stream whose request Kestrel is
     /// creating with <paramref name="stream"/>'s features, into that request: those of known names into Kestrel's
     /// collection, the others through the stream object's view when there are any. The fields that stayed in the block
     /// and were given strings (<see cref="Http2StreamHandoff"/>) replace, in Kestrel's collection, the strings Kestrel
-    /// made for the same octets.</summary>
-    public static void Show(IFeatureCollection stream, IHttpRequestFeature request, ArraySegment<TakenHeader> lines, Http2StreamHandoff streams)
+    /// made for the same octets. The view they are read through, or <see langword="null"/> when none is needed.</summary>
+    public static Http2StreamHeaders? Show(IFeatureCollection stream, IHttpRequestFeature request, ArraySegment<TakenHeader> lines, Http2StreamHandoff streams)
     {
         // Each of these names is in Kestrel's collection with one value, the field's: a replaced value keeps its place.
         TakenHeader[] array = lines.Array!;
@@ -64,7 +75,7 @@ internal sealed class Http2StreamHeaders : RequestHeadersView
             }
 
             streams.Return(lines.Array!);
-            return;
+            return null;
         }
 
         if (!ByStream.TryGetValue(stream, out Http2StreamHeaders? view))
@@ -73,27 +84,22 @@ internal sealed class Http2StreamHeaders : RequestHeadersView
             ByStream.Add(stream, view);
         }
 
-        view.Show(request, lines);
+        return view.Show(request, lines);
     }
 
-    private void Show(IHttpRequestFeature request, ArraySegment<TakenHeader> lines)
+    private Http2StreamHeaders? Show(IHttpRequestFeature request, ArraySegment<TakenHeader> lines)
     {
         // Kestrel has disposed the context of the stream object's previous request: nothing reads those fields now.
-        if (_lines.Array is { } previous)
-        {
-            _streams.Return(previous);
-        }
-
-        _lines = lines;
+        _streams.Show(this, lines);
         if (Show(request.Headers))
         {
             request.Headers = this;
-            return;
+            return this;
         }
 
         // A repeated name copied every field into Kestrel's collection.
-        _lines = default;
-        _streams.Return(lines.Array!);
+        _streams.Show(this, default);
+        return null;
     }
 
     private static bool HoldsOtherNames(ArraySegment<TakenHeader> lines)

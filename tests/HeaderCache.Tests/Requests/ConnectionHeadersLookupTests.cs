@@ -26,7 +26,7 @@ public sealed class ConnectionHeadersLookupTests
     // Kestrel's do.
     private static (ConnectionHeaders Headers, RequestFeatures Features) Connection()
     {
-        var headers = new ConnectionHeaders { Part = new CachedRequestHeaders(new HeaderInjectionQueue()) };
+        var headers = new ConnectionHeaders { Part = new Http2StreamHandoff(capacity: 4, pooledArrays: 4) };
         var connection = new FeatureCollection();
         connection[typeof(ConnectionHeaders)] = headers;
         return (headers, new RequestFeatures(connection));
