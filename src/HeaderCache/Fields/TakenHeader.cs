@@ -10,7 +10,7 @@ namespace HeaderCache.Fields;
 internal struct TakenHeader
 {
     // Offsets in the section of the line and just past its CRLF (of a field offered back on HTTP/2, Start is its table
-    // entry's serial).
+    // entry's serial, or Http2StreamHandoff.JoinedCookie).
     public int Start;
     public int End;
 

@@ -1,3 +1,5 @@
+using System.Buffers;
+using System.Text;
 using HeaderCache.Caching;
 using HeaderCache.Diagnostics;
 using HeaderCache.Fields;
@@ -178,7 +180,14 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         _blocksWithNothingTaken = 0;
         while (Handoff.TryTakeOffer(out int serial, out string? offered))
         {
-            decoder.Table.Offer(serial, offered);
+            if (serial == Http2StreamHandoff.JoinedCookie)
+            {
+                AdoptJoinedCookie(offered);
+            }
+            else
+            {
+                decoder.Table.Offer(serial, offered);
+            }
         }
 
         ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken, given);
@@ -312,7 +321,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place. After
     // them in the array (not in the segment), up to the first empty entry, the strings of the fields that stay and are
     // given strings, where the cache keeps their values; from the array's end, those whose values it does not keep,
-    // with their names and their table entries' serials in Start, whose Kestrel strings the request offers back.
+    // with their names and their table entries' serials in Start (a cookie in crumbs: JoinedCookie), whose Kestrel
+    // strings the request offers back.
     private ArraySegment<TakenHeader> Resolve(
         ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, ulong knownStays, bool othersStay, ulong knownRepeated, int taken, int given)
     {
@@ -400,9 +410,9 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             HpackEntry? entry = fields[i].Representation == HpackRepresentation.Indexed ? fields[i].Entry : fields[i].Added;
             TakenHeader offer = line;
             line = default;
-            if (entry is not null && offer.Name is not null && !joined)
+            if (offer.Name is not null && (joined || entry is not null))
             {
-                offer.Start = entry.Serial;
+                offer.Start = joined ? Http2StreamHandoff.JoinedCookie : entry!.Serial;
                 lines[--offers] = offer;
             }
         }
@@ -489,6 +499,22 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         string resolved = resolver.ResolveName(name, ref line.Created, out short slot);
         line.NameSlot = slot;
         return resolved;
+    }
+
+    // The string Kestrel joined a cookie's crumbs into for a request where they stayed, for the cache of values to hold
+    // (unless it already holds the value), so that the next request whose crumbs are taken gets it rather than a new one.
+    private void AdoptJoinedCookie(string offered)
+    {
+        if (_joined.Length < offered.Length)
+        {
+            ConnectionArrays.Grow(ref _joined, Math.Max(offered.Length, _joined.Length * 2));
+        }
+
+        if (Ascii.FromUtf16(offered, _joined, out int length) == OperationStatus.Done)
+        {
+            var line = new TakenHeader { Known = (short)CookieKind, NameSlot = -1 };
+            resolver.ResolveValue(ref line, "cookie"u8, _joined.AsSpan(0, length), out _, offered);
+        }
     }
 
     // Kestrel joins a cookie's crumbs with "; " in arrival order; the joined value goes through the cache as one value

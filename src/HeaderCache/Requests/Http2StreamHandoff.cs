@@ -13,7 +13,8 @@ namespace HeaderCache.Requests;
 /// <remarks><para>An entry's segment holds the fields taken out; after it in its array, up to the first empty
 /// element, come fields that stayed in the block with the strings the reader gave them, to replace Kestrel's; from the
 /// array's end down to the first empty element, fields that stayed, added to the HPACK table or referred to it, and had
-/// no string in the caches, each with its entry's serial in <see cref="TakenHeader.Start"/>.</para>
+/// no string in the caches, each with its entry's serial in <see cref="TakenHeader.Start"/> (a cookie in crumbs that
+/// stayed, with <see cref="JoinedCookie"/>).</para>
 /// <para>The reader rents and adds on the connection's frame loop; Kestrel creates streams' requests on the
 /// thread pool, concurrently, so both sides take a lock: a <see cref="Lock"/>, as an object's monitor allocates when
 /// the two contend. Stream ids are never reused on a connection, so an entry reaches only its own stream's
@@ -45,6 +46,9 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
 
     // Offers waiting for the reader: as many as a block's fields that can add to the table, at most.
     private const int MaxOffers = 64;
+
+    /// <summary>The serial an offer of a cookie's crumbs joined carries: for the cache of values, not a table entry.</summary>
+    public const int JoinedCookie = int.MinValue;
 
     private readonly record struct Offered(int Serial, string Value);
 
