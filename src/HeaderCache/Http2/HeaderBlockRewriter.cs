@@ -405,12 +405,13 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
 
             // No string in the caches for a field that adds to the table or refers to it: the request asks Kestrel for
-            // its string, for the entry's later references. Written after the line is cleared, as the last offer may
-            // take the line's own place.
+            // its string, for the entry's later references; for a cookie's crumbs joined, for the cache of values, unless
+            // the cache would make such a value anew anyway (too long, excluded). Written after the line is cleared, as
+            // the last offer may take the line's own place.
             HpackEntry? entry = fields[i].Representation == HpackRepresentation.Indexed ? fields[i].Entry : fields[i].Added;
             TakenHeader offer = line;
             line = default;
-            if (offer.Name is not null && (joined || entry is not null))
+            if (offer.Name is not null && (joined ? !resolver.CreatesEveryValue(cookie, JoinedLength(fields, cookie)) : entry is not null))
             {
                 offer.Start = joined ? Http2StreamHandoff.JoinedCookie : entry!.Serial;
                 lines[--offers] = offer;
