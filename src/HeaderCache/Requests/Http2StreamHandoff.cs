@@ -47,6 +47,9 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     // Offers waiting for the reader: as many as a block's fields that can add to the table, at most.
     private const int MaxOffers = 64;
 
+    // Views whose request has ended kept until the connection idles or ends: a page load's burst of streams.
+    private const int MaxEndedViews = 16;
+
     /// <summary>The serial an offer of a cookie's crumbs joined carries: for the cache of values, not a table entry.</summary>
     public const int JoinedCookie = int.MinValue;
 
@@ -102,7 +105,9 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
     }
 
     /// <summary>Hosting has ended the request whose fields <paramref name="view"/> shows: its array goes back when the
-    /// connection ends, or now if it has, unless the stream object's next request comes first.</summary>
+    /// connection idles or ends, or now if it has ended, unless the stream object's next request comes first. Beyond
+    /// <see cref="MaxEndedViews"/> such views (a connection that has made many stream objects) the array is left to the
+    /// view, which goes with its stream object.</summary>
     public void RequestEnded(Http2StreamHeaders view)
     {
         TakenHeader[]? array = null;
@@ -118,11 +123,11 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
                 array = view.Held.Array;
                 view.Held = default;
             }
-            else if (_overCount < capacity)
+            else if (_overCount < MaxEndedViews)
             {
                 if (_overCount == _over.Length)
                 {
-                    ConnectionArrays.Grow(ref _over, Math.Min(capacity, Math.Max(8, 2 * _overCount)), _overCount);
+                    ConnectionArrays.Grow(ref _over, MaxEndedViews);
                 }
 
                 view.RequestOver = true;
@@ -284,7 +289,8 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
         }
     }
 
-    /// <summary>The connection idles: lets go of the arrays no stream holds, and of the strings offered.</summary>
+    /// <summary>The connection idles: lets go of the arrays no stream holds, the arrays of views whose request hosting
+    /// has ended, and the strings offered.</summary>
     public void Trim()
     {
         lock (_lock)
@@ -297,28 +303,37 @@ internal sealed class Http2StreamHandoff(int capacity, int pooledArrays) : Conne
             ConnectionArrays.Release(ref _free);
             ConnectionArrays.Release(ref _offers);
             (_freeCount, _offerCount) = (0, 0);
+            GiveBackEndedViews();
         }
     }
 
     /// <summary>The connection ended: lets go of every entry, and of the arrays of views whose request hosting has
-    /// ended (a request still running keeps its array, which then is never given back). The arrays go back to the shared
-    /// pool, which empties them; from here the table is empty, as it is for a request Kestrel creates after the end.</summary>
+    /// ended (a request still running keeps its array until hosting ends it, <see cref="RequestEnded"/>). The arrays go
+    /// back to the shared pool, which empties them; from here the table is empty, as it is for a request Kestrel creates
+    /// after the end.</summary>
     public void Clear()
     {
         Trim();
         lock (_lock)
         {
             _ended = true;
-            foreach (Http2StreamHeaders? view in _over.AsSpan(0, _overCount))
-            {
-                ConnectionArrays.Return(view!.Held.Array);
-                (view.Held, view.RequestOver) = (default, false);
-            }
-
-            ConnectionArrays.Release(ref _over);
             ConnectionArrays.Release(ref _ids);
             ConnectionArrays.Release(ref _lines);
-            (_count, _overCount) = (0, 0);
+            _count = 0;
         }
+    }
+
+    // Under the lock: the views whose request hosting has ended give their arrays back to the shared pool and show
+    // nothing of their own until their stream object's next request.
+    private void GiveBackEndedViews()
+    {
+        foreach (Http2StreamHeaders? view in _over.AsSpan(0, _overCount))
+        {
+            ConnectionArrays.Return(view!.Held.Array);
+            (view.Held, view.RequestOver) = (default, false);
+        }
+
+        ConnectionArrays.Release(ref _over);
+        _overCount = 0;
     }
 }

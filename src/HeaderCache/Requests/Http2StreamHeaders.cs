@@ -16,11 +16,11 @@ namespace HeaderCache.Requests;
 /// on that stream object, which Kestrel does only after it has disposed the previous request's context (after
 /// <c>OnCompleted</c> and hosting's end of the request). So a request reads its own fields until Kestrel is done with
 /// it, whatever other streams of the connection do meanwhile, as it reads its own collection. The array that held the
-/// previous request's fields goes back to the connection's <see cref="Http2StreamHandoff"/> at that moment. The last
-/// request's array goes back when the connection ends if hosting has ended that request by then (told through
-/// <see cref="ConnectionHeaders.IRequestEnd"/>), else when hosting ends it; a request still running when its connection
-/// ends keeps its fields for as long as it runs (Kestrel disposes the connection before such a request's context).
-/// A view Kestrel's stream object lets go of while the connection lives goes with it, and its array with it.</para></remarks>
+/// previous request's fields goes back to the connection's <see cref="Http2StreamHandoff"/> at that moment. Once hosting
+/// has ended a view's request (told through <see cref="ConnectionHeaders.IRequestEnd"/>), its array goes back when the
+/// connection idles or ends; a request still running when its connection ends keeps its fields until hosting ends it
+/// (Kestrel disposes the connection before such a request's context). A view Kestrel's stream object lets go of while
+/// the connection lives goes with it, and its array with it, unless the hand-off has given it back.</para></remarks>
 internal sealed class Http2StreamHeaders : RequestHeadersView, ConnectionHeaders.IRequestEnd
 {
     // Keyed by Kestrel's stream object, which the table does not keep alive.

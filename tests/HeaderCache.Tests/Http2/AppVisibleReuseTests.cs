@@ -1,3 +1,5 @@
+using System.Text;
+using HeaderCache.Fields;
 using HeaderCache.InMemory;
 using HeaderCache.Traffic;
 
@@ -37,12 +39,17 @@ public sealed class AppVisibleReuseTests
 
         // The first request's fields all add to the table and stay for Kestrel, and its request offers Kestrel's strings
         // back (to the table's entries; a cookie's crumbs joined, to the cache of values); the second's refer to them and
-        // are taken, and get those strings: every repeated value is the first request's instance.
+        // are taken, and get those strings: every repeated value is the first request's instance. The names Kestrel acts
+        // on (Host, from :authority) stay Kestrel's, which reuses a value only on the same stream object (a busy
+        // machine may give the next request another).
         Assert.Equal(alone.Repeated, cached.Repeated);
         Assert.True(cached.Share > alone.Share, $"HeaderCache {cached.Share:0.000}, Kestrel alone {alone.Share:0.000}");
         foreach ((string name, (long repeated, long same)) in cached.ByName)
         {
-            Assert.True(same == repeated, $"{name}: {same} of {repeated} the earlier instance");
+            if (FieldNames.Classify(Encoding.ASCII.GetBytes(name)) != FieldNames.Kept)
+            {
+                Assert.True(same == repeated, $"{name}: {same} of {repeated} the earlier instance");
+            }
         }
 
         Assert.True(alone.Share < 0.6, $"Kestrel alone: {alone.Share:0.000}");
