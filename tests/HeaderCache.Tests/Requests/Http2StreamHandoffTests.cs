@@ -1,4 +1,7 @@
+using System.IO.Pipelines;
 using HeaderCache.Fields;
+using HeaderCache.H2Client;
+using HeaderCache.InMemory;
 using HeaderCache.Requests;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
@@ -84,6 +87,61 @@ public sealed class Http2StreamHandoffTests
 
         // The array went back: the view has no fields of its own left.
         Assert.Equal(["x-kept: 2"], view.Select(h => $"{h.Key}: {h.Value}"));
+    }
+
+    /// <summary>Over a real Kestrel and hosting: the array the view of a stream object's last request holds goes back
+    /// once hosting has ended that request (found again from hosting's context at <c>DisposeContext</c>) and the
+    /// connection has ended; while the connection lives it stays.</summary>
+    [Fact]
+    public async Task Over_Kestrel_the_last_views_array_stays_while_the_connection_lives_and_goes_back_when_it_ends()
+    {
+        var views = new List<IHeaderDictionary>();
+        await using InMemoryKestrel server = await InMemoryKestrel.StartHttp2Async(headerCache: true, context =>
+        {
+            lock (views)
+            {
+                views.Add(context.Request.Headers);
+            }
+
+            return Task.CompletedTask;
+        });
+
+        InMemoryClient client = server.Connect();
+        Http2Exchange exchange = await Http2Exchange.OpenAsync(client);
+        for (int i = 0; i < 3; i++)
+        {
+            var frame = new FrameWriter();
+            frame.Headers(1, new HeaderBlock().Request("GET", "/").Without("x-user", "alice").ToArray(), endStream: true, endHeaders: true);
+            await exchange.RoundTripAsync(frame.Bytes.ToArray());
+        }
+
+        // Each request reads its x-user through the stream object's view.
+        Http2StreamHeaders view = Assert.IsType<Http2StreamHeaders>(views[^1]);
+        Assert.Equal("alice", view["x-user"]);
+        await WaitAsync(() => view.RequestOver);
+        Assert.NotNull(view.Held.Array);
+
+        await client.CompleteAsync();
+        while (true)
+        {
+            ReadResult read = await client.Input.ReadAsync();
+            client.Input.AdvanceTo(read.Buffer.End);
+            if (read.IsCompleted)
+            {
+                break;
+            }
+        }
+
+        await WaitAsync(() => view.Held.Array is null);
+        Assert.Null(view.Held.Array);
+    }
+
+    private static async Task WaitAsync(Func<bool> done)
+    {
+        for (int waited = 0; !done() && waited < 5_000; waited += 10)
+        {
+            await Task.Delay(10);
+        }
     }
 
     private sealed class StreamIdFeature(int id) : IHttp2StreamIdFeature
