@@ -148,8 +148,7 @@ internal sealed class HeaderStringCache
     public static int StringSize(int length) => length == 0 ? 0 : (22 + (2 * length) + 7) & ~7;
 
     /// <summary>The string Kestrel would make of VCHAR, SP and HTAB bytes; <see langword="null"/> for any other.</summary>
-    internal static string? DecodeIfValid(ReadOnlySpan<byte> bytes) =>
-        bytes.ContainsAnyExcept(HttpBytes.FieldContent) ? null : Decode(bytes);
+    internal static string? DecodeIfValid(ReadOnlySpan<byte> bytes) => DecodeIfValid(bytes, offered: null);
 
     /// <summary><see cref="DecodeIfValid(ReadOnlySpan{byte})"/>, but <paramref name="offered"/>, a string equal to
     /// <paramref name="bytes"/>, where there is one, instead of a new string.</summary>

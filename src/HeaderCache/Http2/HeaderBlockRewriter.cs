@@ -395,7 +395,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             line.Name = line.Known >= 0 ? FieldNames.KnownName(line.Known) : null;
             bool joined = line.Known == cookie && (knownRepeated & (1UL << cookie)) != 0;
             string? value = joined
-                ? JoinCookie(block, fields, ref line, JoinedLength(fields, cookie), kept: true)
+                ? JoinCookie(block, fields, ref line, joinedLength, kept: true)
                 : StayedValueOf(fields[i], ref line);
             if (value is not null)
             {
@@ -411,7 +411,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             HpackEntry? entry = fields[i].Representation == HpackRepresentation.Indexed ? fields[i].Entry : fields[i].Added;
             TakenHeader offer = line;
             line = default;
-            if (offer.Name is not null && (joined ? !resolver.CreatesEveryValue(cookie, JoinedLength(fields, cookie)) : entry is not null))
+            if (offer.Name is not null && (joined ? !resolver.CreatesEveryValue(cookie, joinedLength) : entry is not null))
             {
                 offer.Start = joined ? Http2StreamHandoff.JoinedCookie : entry!.Serial;
                 lines[--offers] = offer;
