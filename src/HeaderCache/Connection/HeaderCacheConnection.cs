@@ -25,6 +25,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     private readonly string _connectionId;
     private Http1Part? _http1;     // from the first byte read as HTTP/1.1, kept when TLS or the preface hands over
     private ProtocolPart? _part;   // the part of the protocol the connection speaks now
+    private Http2Part? _h2c;       // the part an h2c preface started, until Kestrel is seen to read it as HTTP/2
     private IDuplexPipe? _transport;
     private bool _tls;             // Kestrel saw TLS on the transport being read: it never reads a preface there as HTTP/2
     private bool _decrypted;
@@ -77,12 +78,18 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public long Misses => Counters.LinesCreated;
 
     /// <summary>The transport Kestrel reads instead of <paramref name="transport"/>: read as HTTP/2 when TLS chose
-    /// <c>h2</c> (in <paramref name="features"/>), else as HTTP/1.1 from its first byte; <paramref name="transport"/>
-    /// itself when TLS chose <c>h2</c> and HTTP/2 is switched off.</summary>
+    /// <c>h2</c> (in <paramref name="features"/>) or the endpoint reads cleartext HTTP/2 from the first byte, else as
+    /// HTTP/1.1 from its first byte; <paramref name="transport"/> itself when TLS chose <c>h2</c> and HTTP/2 is switched
+    /// off.</summary>
     public IDuplexPipe Wrap(IDuplexPipe transport, IFeatureCollection features)
     {
         _tls = features.Get<ITlsConnectionFeature>() is not null;
-        if (!NegotiatedHttp2(features))
+        if (!_tls && _endpoint.ReadsHttp2FromFirstByte && Serves(HttpProtocols.Http2))
+        {
+            // Bytes other than the preface pass through as they are, as Kestrel reads them.
+            _transport = new DuplexPipe(StartHttp2(transport.Input, kestrelSpeaksHttp2: true), transport.Output);
+        }
+        else if (!NegotiatedHttp2(features))
         {
             _transport = new DuplexPipe(StartHttp1(transport.Input), transport.Output);
         }
@@ -101,7 +108,11 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
 
     /// <summary>Called on each of Kestrel's heartbeats: the reader of the connection's protocol may let go of its
     /// buffers (<c>IdleTrim</c>).</summary>
-    public bool OnHeartbeat() => _part?.OnHeartbeat() == true;
+    public bool OnHeartbeat()
+    {
+        TellWhetherKestrelServedH2c();
+        return _part?.OnHeartbeat() == true;
+    }
 
     /// <summary>A layer after HeaderCache replaced the connection's transport. When the reader saw a TLS handshake, that
     /// layer is Kestrel's <c>UseHttps()</c> and the new transport the decrypted one: read that instead, as HTTP/2 when
@@ -119,6 +130,7 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
 
     public void Dispose()
     {
+        TellWhetherKestrelServedH2c();
         _endpoint.Metrics.Unregister(this);
         if (InactiveReason is { } reason)
         {
@@ -155,6 +167,16 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         if (Interlocked.Exchange(ref _state, null) is { } state)
         {
             _endpoint.States.Return(state);
+        }
+    }
+
+    // The endpoint's later connections are read as HTTP/2 from their first byte once Kestrel read an h2c preface as HTTP/2.
+    private void TellWhetherKestrelServedH2c()
+    {
+        if (_h2c is { Headers.SawRequest: true })
+        {
+            _endpoint.KestrelServedH2c();
+            _h2c = null;
         }
     }
 
@@ -211,7 +233,13 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
             return input;
         }
 
-        return StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
+        PipeReader reader = StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
+        if (!_endpoint.ReadsHttp2FromFirstByte)
+        {
+            _h2c = (Http2Part)_part!;
+        }
+
+        return reader;
     }
 
     void CompactingPipeReader.IOwner.PassThroughStarted(PassThroughReason reason) => OnPassThrough(reason);

@@ -15,6 +15,7 @@ namespace HeaderCache.Connection;
 internal sealed class HeaderCacheEndpoint(object name, KestrelServerOptions kestrel, CleartextHttp2 cleartextHttp2, HeaderCacheMetrics metrics, ILogger logger)
 {
     private int _h2cRefusedLogged;
+    private volatile bool _readsHttp2FromFirstByte;
 
     /// <summary>Kestrel's limits, as the readers check them.</summary>
     public KestrelLimits Limits { get; } = KestrelLimits.From(kestrel.Limits);
@@ -28,6 +29,14 @@ internal sealed class HeaderCacheEndpoint(object name, KestrelServerOptions kest
 
     /// <summary>What Kestrel does with a cleartext connection that begins with the HTTP/2 preface.</summary>
     public CleartextHttp2 CleartextHttp2 => cleartextHttp2;
+
+    /// <summary>Kestrel read as HTTP/2 an h2c preface that HeaderCache read in cleartext on this endpoint: nothing after
+    /// HeaderCache decrypts its connections and its Protocols are Http2 alone, so Kestrel reads every connection here as
+    /// HTTP/2 from its first byte, and HeaderCache reads them so too, with no HTTP/1.1 reader to find the preface.</summary>
+    public bool ReadsHttp2FromFirstByte => _readsHttp2FromFirstByte;
+
+    /// <summary>Kestrel created a request on a connection whose h2c preface HeaderCache read in cleartext.</summary>
+    public void KestrelServedH2c() => _readsHttp2FromFirstByte = true;
 
     /// <summary>The meter's instruments.</summary>
     public HeaderCacheMetrics Metrics => metrics;

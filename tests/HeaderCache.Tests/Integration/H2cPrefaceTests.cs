@@ -78,6 +78,40 @@ public sealed class H2cPrefaceTests
         Assert.DoesNotContain(on.Logs.HeaderCache, e => e.Message.Contains("HTTP/2 prior-knowledge preface", StringComparison.Ordinal));
     }
 
+    /// <summary>Once Kestrel read an h2c preface as HTTP/2 on the endpoint, HeaderCache reads the endpoint's later
+    /// connections as HTTP/2 from their first byte: a later h2c client is served by that reader, and HTTP/1.1 bytes stop
+    /// it at its first byte and reach Kestrel as they are.</summary>
+    [Theory]
+    [InlineData(Wiring.EveryEndpoint)]
+    [InlineData(Wiring.EndpointMiddleware)]
+    public async Task After_a_served_h2c_connection_the_endpoint_reads_connections_as_http2_from_their_first_byte(Wiring wiring)
+    {
+        await using H2cServer alone = await H2cServer.StartAsync(wiring: null, HttpProtocols.Http2);
+        await using H2cServer on = await H2cServer.StartAsync(wiring, HttpProtocols.Http2);
+        using var activity = new CacheActivity(on.App.Services);
+        byte[][] heads =
+        [
+            "GET / HTTP/1.1\r\nx-aaaaaaaaaaaaa: b\r\n\r\n"u8.ToArray(),
+            "GET / HTTP/1.1\r\nHost: a\r\nx-a: bbbbbbbbbbbbbbbbbbbb\r\n\r\n"u8.ToArray(),
+            "GET"u8.ToArray(),
+        ];
+
+        Assert.Equal(await GetTwiceAsync(alone.EndPoint), await GetTwiceAsync(on.EndPoint));
+        Assert.Equal(1, await activity.ConnectionsAsync("cached"));
+        foreach (byte[] head in heads)
+        {
+            string aloneBytes = await RawHttp.SendAllRawAsync(alone.EndPoint, head, RawHttp.Whole, TimeSpan.FromSeconds(1));
+            string onBytes = await RawHttp.SendAllRawAsync(on.EndPoint, head, RawHttp.Whole, TimeSpan.FromSeconds(1));
+            Assert.Equal(aloneBytes, onBytes);
+        }
+
+        Assert.Equal(heads.Length, await activity.ConnectionsAsync("passed_through", "http2_stopped", ended: 1 + heads.Length));
+        long taken = activity.LinesTaken;
+        Assert.Equal(await GetTwiceAsync(alone.EndPoint), await GetTwiceAsync(on.EndPoint));
+        Assert.Equal(2, await activity.ConnectionsAsync("cached", ended: 2 + heads.Length));
+        Assert.True(activity.LinesTaken > taken, activity.ToString());
+    }
+
     // Two requests with a custom header over one h2c connection with prior knowledge, as HttpClient sends them.
     private static async Task<string[]> GetTwiceAsync(IPEndPoint endPoint)
     {

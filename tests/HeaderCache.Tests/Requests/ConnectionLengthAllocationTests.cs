@@ -96,7 +96,7 @@ public sealed class ConnectionLengthAllocationTests(ITestOutputHelper output)
     public static TheoryData<bool, int> NewConnectionBounds => new()
     {
         { false, 1024 },
-        { true, 1280 },
+        { true, 1024 },
     };
 
     [Theory]
