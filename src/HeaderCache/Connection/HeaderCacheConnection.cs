@@ -84,18 +84,16 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
     public IDuplexPipe Wrap(IDuplexPipe transport, IFeatureCollection features)
     {
         _tls = features.Get<ITlsConnectionFeature>() is not null;
-        if (!_tls && _endpoint.ReadsHttp2FromFirstByte && Serves(HttpProtocols.Http2))
-        {
-            // Bytes other than the preface pass through as they are, as Kestrel reads them.
-            _transport = new DuplexPipe(StartHttp2(transport.Input, kestrelSpeaksHttp2: true), transport.Output);
-        }
-        else if (!NegotiatedHttp2(features))
+
+        // From the first byte, bytes other than the preface pass through as they are, as Kestrel reads them.
+        bool kestrelReadsHttp2 = NegotiatedHttp2(features) || (!_tls && _endpoint.ReadsHttp2FromFirstByte && Serves(HttpProtocols.Http2));
+        if (!kestrelReadsHttp2)
         {
             _transport = new DuplexPipe(StartHttp1(transport.Input), transport.Output);
         }
         else if (Serves(HttpProtocols.Http2))
         {
-            _transport = new DuplexPipe(StartHttp2(transport.Input, kestrelSpeaksHttp2: true), transport.Output);
+            _transport = new DuplexPipe(StartHttp2(transport.Input, kestrelSpeaksHttp2: true).Reader, transport.Output);
         }
         else
         {
@@ -202,13 +200,13 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
         Log.PassThrough(_endpoint.Logger, _connectionId, PassThroughReason.Http2Disabled);
     }
 
-    private PipeReader StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
+    private Http2Part StartHttp2(PipeReader input, bool kestrelSpeaksHttp2)
     {
         _http1?.Trim();
         var http2 = new Http2Part(input, _state!, _endpoint.Limits, kestrelSpeaksHttp2, this);
         _part = http2;
         Requests.Part = http2.Headers;
-        return http2.Reader;
+        return http2;
     }
 
     // The HTTP/1.1 reader found the HTTP/2 preface at the connection's first byte. Kestrel chose the connection's
@@ -233,13 +231,13 @@ internal sealed class HeaderCacheConnection : MeteredConnection, IHeaderStringCa
             return input;
         }
 
-        PipeReader reader = StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
+        Http2Part http2 = StartHttp2(input, _endpoint.CleartextHttp2 == CleartextHttp2.Served);
         if (!_endpoint.ReadsHttp2FromFirstByte)
         {
-            _h2c = (Http2Part)_part!;
+            _h2c = http2;
         }
 
-        return reader;
+        return http2.Reader;
     }
 
     void CompactingPipeReader.IOwner.PassThroughStarted(PassThroughReason reason) => OnPassThrough(reason);
