@@ -29,9 +29,17 @@ if (args.Length > 0 && args[0] == "connection-path-pairs")
     return;
 }
 
-if (args.Length is >= 3 and <= 5 && args[0] == "connection-lengths" && args[1] is "h1" or "h2")
+if (args.Length is >= 3 and <= 6 && args[0] == "connection-lengths" && args[1] is "h1" or "h2")
 {
-    ConnectionLengths.Run(args[1] == "h2", args[2], args.Length >= 4 ? args[3] : "chrome", args.Length == 5 && args[4] == "crumbs", Console.Out);
+    // <h1|h2> <profile> [chrome|nghttp2|httpclient] [crumbs] [lengths=a,b,...]: the lengths, when given, last.
+    int end = args.Length;
+    int[] lengths = ConnectionLengths.DefaultLengths;
+    if (end > 3 && args[end - 1].StartsWith("lengths=", StringComparison.Ordinal))
+    {
+        lengths = [.. args[--end]["lengths=".Length..].Split(',').Select(length => int.Parse(length, NumberStyles.None, CultureInfo.InvariantCulture))];
+    }
+
+    ConnectionLengths.Run(args[1] == "h2", args[2], end >= 4 ? args[3] : "chrome", end == 5 && args[4] == "crumbs", lengths, Console.Out);
     return;
 }
 
