@@ -39,6 +39,10 @@ internal struct TakenHeader
     public bool Created;           // a new name or value string was made (a miss, or a string no cache holds)
     public bool ReusedByKestrel;   // Kestrel alone would have handed back its previous string for the value
 
+    // HTTP/2: a field of another name that stayed in its block for Kestrel's table, carried among the taken fields in
+    // arrival order; its Value is Kestrel's string (null until the request reads it) or the caches' for the same octets.
+    public bool LeftInBlock;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public TakenHeader(int start, int end, ReadOnlySpan<byte> name)
         : this(start, end, name.Length, KeyOf(name))

@@ -20,7 +20,11 @@ namespace HeaderCache.Http2;
 /// as it would alone.</para>
 /// <para>What the application sees stays Kestrel's: a name's fields are all taken or all stay (the crumbs of a cookie
 /// too, joined with "; " as Kestrel joins them); the names Kestrel keeps in fields of its own enumerate in a fixed order
-/// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none.</para>
+/// whatever is taken, but the other names enumerate in arrival order, so they are taken all or none. A field of another
+/// name that adds to the table stays in the block and still travels with the taken ones, in its place
+/// (<see cref="TakenHeader.LeftInBlock"/>), when its name is sent once in the block and has a string that costs nothing:
+/// the request moves Kestrel's field into its view, so the other names still enumerate in arrival order. Else all of
+/// them stay.</para>
 /// <para>A field taken never costs a string Kestrel alone would not make: a literal of a known name whose value would get
 /// a new string every time stays, with its name's other fields, for Kestrel to hand back its previous string when the
 /// bytes repeat; cookie crumbs are taken, as Kestrel joins them into a new string every time.</para>
@@ -106,6 +110,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         ulong knownRepeated = 0;
         int cookies = 0;
         bool othersStay = false;
+        bool othersTaken = false;
         int taken = 0;
         for (int i = 0; i < fields.Length; i++)
         {
@@ -137,13 +142,15 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 }
                 else
                 {
-                    othersStay = true;
+                    othersStay |= !CanCarry(block, fields, i);
                 }
             }
             else if (kind >= 0 && field.Representation != HpackRepresentation.Indexed && resolver.CreatesEveryValue(kind, field.ValueLength))
             {
                 createdEveryTime |= 1UL << kind;
             }
+
+            othersTaken |= kind < 0 && field.Representation != HpackRepresentation.IncrementalIndexing;
 
             if (kind == CookieKind)
             {
@@ -158,12 +165,20 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
         knownStays |= createdEveryTime;
 
+        // Fields of other names are carried only around taken ones: alone they gain nothing, and stay as they are.
+        othersStay |= !othersTaken;
+
         int given = 0;
+        int carried = 0;
         for (int i = 0; i < fields.Length; i++)
         {
-            if (IsTaken(_kinds[i], knownStays, othersStay))
+            if (IsTaken(_kinds[i], fields[i], knownStays, othersStay))
             {
                 taken++;
+            }
+            else if (IsCarried(_kinds[i], fields[i], othersStay))
+            {
+                carried++;
             }
             else if (IsGivenStrings(block, fields, i, knownRepeated))
             {
@@ -190,7 +205,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             }
         }
 
-        ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken, given);
+        ArraySegment<TakenHeader> lines = Resolve(block, fields, knownStays, othersStay, knownRepeated, taken + carried, given);
         if (lines.Array is null)
         {
             return 0;
@@ -207,6 +222,35 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
 
     private static bool IsTaken(short kind, ulong knownStays, bool othersStay) =>
         kind >= 0 ? (knownStays & (1UL << kind)) == 0 : (kind is FieldNames.Other or FieldNames.Interned) && !othersStay;
+
+    // A field that adds to the table is never taken out of the block (of a known name, its name stays altogether).
+    private static bool IsTaken(short kind, in HpackField field, ulong knownStays, bool othersStay) =>
+        field.Representation != HpackRepresentation.IncrementalIndexing && IsTaken(kind, knownStays, othersStay);
+
+    // A field of another name that stays in the block and travels among the taken ones (CanCarry).
+    private static bool IsCarried(short kind, in HpackField field, bool othersStay) =>
+        kind == FieldNames.Other && !othersStay && field.Representation == HpackRepresentation.IncrementalIndexing;
+
+    // Whether field i, of another name and adding to the table, can travel among the taken fields while it stays in
+    // the block: the table kept its entry, its name is sent once in the block (the request then finds Kestrel's field
+    // by name alone) and a string for the name is held already, so carrying it costs no string.
+    private bool CanCarry(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, int i) =>
+        _kinds[i] == FieldNames.Other && fields[i].Added is { } entry && IsOtherNameSentOnce(block, fields, i)
+        && (entry.NameString ?? resolver.ResolveKeptName(entry.Name)) is not null;
+
+    private bool IsOtherNameSentOnce(ReadOnlySpan<byte> block, ReadOnlySpan<HpackField> fields, int i)
+    {
+        ReadOnlySpan<byte> name = decoder.Name(block, fields[i]);
+        for (int j = 0; j < fields.Length; j++)
+        {
+            if (j != i && _kinds[j] is FieldNames.Other or FieldNames.Interned && decoder.Name(block, fields[j]).SequenceEqual(name))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
 
     // Whether field i, which stays for Kestrel, gets the strings a taken field would get, for the application to read
     // in place of those Kestrel makes, so that a value is one instance whether its field was taken or stayed: a
@@ -233,16 +277,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return (knownRepeated & (1UL << kind)) == 0;
         }
 
-        ReadOnlySpan<byte> name = decoder.Name(block, field);
-        for (int j = 0; j < fields.Length; j++)
-        {
-            if (j != i && _kinds[j] is FieldNames.Other or FieldNames.Interned && decoder.Name(block, fields[j]).SequenceEqual(name))
-            {
-                return false;
-            }
-        }
-
-        return true;
+        return IsOtherNameSentOnce(block, fields, i);
     }
 
     // Kestrel's checks on each field and on the block, stricter where that is simpler: a block any of them could
@@ -318,7 +353,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     private static bool IsVisible(ReadOnlySpan<byte> value) =>
         !value.ContainsAnyExcept(HttpBytes.Visible) && (value.Length == 0 || (value[0] != HttpBytes.SP && value[^1] != HttpBytes.SP));
 
-    // The taken fields' strings, in arrival order; a cookie's crumbs become one field at the first crumb's place. After
+    // The taken fields' strings, in arrival order, with the fields carried (IsCarried) in their places; a cookie's
+    // crumbs become one field at the first crumb's place. After
     // them in the array (not in the segment), up to the first empty entry, the strings of the fields that stay and are
     // given strings, where the cache keeps their values; from the array's end, those whose values it does not keep,
     // with their names and their table entries' serials in Start (a cookie in crumbs: JoinedCookie), whose Kestrel
@@ -337,12 +373,23 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         for (int i = 0; i < fields.Length; i++)
         {
             short kind = _kinds[i];
-            if (!IsTaken(kind, knownStays, othersStay) || (kind == cookie && crumbs > 1 && (knownSeen & (1UL << kind)) != 0))
+            ref readonly HpackField field = ref fields[i];
+            if (IsCarried(kind, field, othersStay))
+            {
+                if (!TryCarry(field, ref lines[count++]))
+                {
+                    Handoff.Return(lines);
+                    return default;
+                }
+
+                continue;
+            }
+
+            if (!IsTaken(kind, field, knownStays, othersStay) || (kind == cookie && crumbs > 1 && (knownSeen & (1UL << kind)) != 0))
             {
                 continue;
             }
 
-            ref readonly HpackField field = ref fields[i];
             ref TakenHeader line = ref lines[count++];
             line.Known = kind;
             line.NameSlot = -1;
@@ -383,7 +430,8 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         int offers = lines.Length;   // the offers fill the array from its end (Http2StreamHandoff.Offer)
         for (int i = 0; i < fields.Length && given != 0; i++)
         {
-            if (IsTaken(_kinds[i], knownStays, othersStay) || !IsGivenStrings(block, fields, i, knownRepeated))
+            if (IsTaken(_kinds[i], fields[i], knownStays, othersStay) || IsCarried(_kinds[i], fields[i], othersStay)
+                || !IsGivenStrings(block, fields, i, knownRepeated))
             {
                 continue;
             }
@@ -425,6 +473,17 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         }
 
         return new ArraySegment<TakenHeader>(lines, 0, length);
+    }
+
+    // A carried field's line: its name's string, and the strings the caches hold for its table entry, or none, for the
+    // request to read Kestrel's (and offer it to the entry, whose serial is in Start; -1 for an entry the table did not
+    // keep).
+    private bool TryCarry(in HpackField field, ref TakenHeader line)
+    {
+        (line.Known, line.NameSlot, line.NameLength, line.LeftInBlock) = (FieldNames.Other, -1, (ushort)field.NameLength, true);
+        line.Value = StayedValueOf(field, ref line);
+        line.Start = line.Value is null && field.Added is { } entry ? entry.Serial : -1;
+        return line.Name is not null;
     }
 
     // The length of a cookie's crumbs joined with "; ".
@@ -577,7 +636,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
         ReadOnlySpan<byte> block = frame[fragmentStart..];
         for (int i = 0; i < fields.Length; i++)
         {
-            if (IsTaken(_kinds[i], knownStays, othersStay))
+            if (IsTaken(_kinds[i], fields[i], knownStays, othersStay))
             {
                 block[copied..fields[i].Start].CopyTo(target[written..]);
                 written += fields[i].Start - copied;

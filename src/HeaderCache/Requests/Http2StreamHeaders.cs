@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using HeaderCache.Fields;
 using Microsoft.AspNetCore.Http.Features;
@@ -7,7 +8,8 @@ namespace HeaderCache.Requests;
 
 /// <summary>An HTTP/2 request's headers when fields of names Kestrel has no field for were taken out of its stream's
 /// block: a view as on HTTP/1.1, one for each of Kestrel's stream objects, which reads the fields of the last request
-/// that stream object carried.</summary>
+/// that stream object carried (with those of such names that stayed in the block for the table, moved here from
+/// Kestrel's collection in their places).</summary>
 /// <remarks><para>Without a view every taken field would be written into Kestrel's collection whether or not anything
 /// reads it, and a stream Kestrel has just made (its pooled streams expire after 5 s idle, and a page load's burst
 /// needs many at once) would make its dictionary for them too.</para>
@@ -64,6 +66,32 @@ internal sealed class Http2StreamHeaders : RequestHeadersView, ConnectionHeaders
             {
                 streams.Offer(array[i].Start, value);
             }
+        }
+
+        // Fields carried among the taken ones that stayed in the block: Kestrel's field moves into the view, in its
+        // place among the other names, with Kestrel's string where the caches held none (offered back as above). From
+        // the last, so that a change that copies the view's lines back into Kestrel's collection refills the places
+        // they leave in its dictionary of other names in arrival order.
+        for (int i = end - 1; i >= lines.Offset; i--)
+        {
+            ref TakenHeader line = ref array[i];
+            if (!line.LeftInBlock)
+            {
+                continue;
+            }
+
+            if (line.Value is null && request.Headers.TryGetValue(line.Name!, out StringValues values) && values is [{ } value])
+            {
+                line.Value = value;
+                if (line.Start >= 0)
+                {
+                    streams.Offer(line.Start, value);
+                }
+            }
+
+            // Kestrel decoded the field, whose name the block sends once, into its collection under that name.
+            Debug.Assert(line.Value is not null, "Kestrel's collection holds the carried field.");
+            request.Headers.Remove(line.Name!);
         }
 
         if (!HoldsOtherNames(lines))

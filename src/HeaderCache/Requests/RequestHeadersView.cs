@@ -22,8 +22,11 @@ namespace HeaderCache.Requests;
 /// <para>Known names go into Kestrel's fields at once, so Kestrel holds their values as the previous request's and
 /// hands them back when the next request sends the same bytes. Kestrel enumerates its fields first, then the other
 /// names in the order they were added; while this view holds lines of other names, Kestrel's collection holds none (a
-/// reader takes all of a head's or block's lines of other names, or none), so Kestrel's enumeration followed by the
-/// lines is the order Kestrel alone gives.</para>
+/// reader takes all of a head's or block's lines of other names, or none; on HTTP/2 a field that stayed in its block
+/// travels among them and leaves Kestrel's collection when the request is created, <see cref="Http2StreamHeaders"/>),
+/// so Kestrel's enumeration followed by the lines is the order Kestrel alone gives. A change copies the lines back in
+/// that order, and Kestrel's dictionary of other names fills the places such fields left, first to last, before it
+/// adds beyond them.</para>
 /// <para>A read by name gives what Kestrel's collection would: a name is either among the lines held here or in
 /// Kestrel's collection, never both, and both match names case-insensitively. A head that repeats another name is
 /// copied at once: Kestrel keeps such values in one array that every read returns, which a view could only imitate. So

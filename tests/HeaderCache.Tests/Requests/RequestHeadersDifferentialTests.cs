@@ -1,6 +1,7 @@
 using System.Collections;
 using System.Globalization;
 using System.Text;
+using System.IO.Pipelines;
 using System.Net;
 using HeaderCache.InMemory;
 using Microsoft.AspNetCore.Http;
@@ -102,6 +103,67 @@ public sealed class RequestHeadersDifferentialTests
 
         Assert.True(hits > 0, $"base seed {baseSeed}: no field was served from the cache");
         Assert.True(Interlocked.Read(ref OperationsApp.StreamViews) > viewsBefore, $"base seed {baseSeed}: no request read its headers through a stream's view");
+    }
+
+    /// <summary>The same over h2c with an encoder that adds every field but <c>:path</c> to its table, as Chrome's and
+    /// nghttp2's do: a value changed between requests is a literal that adds to the table and stays in its block, and the
+    /// fields of other names taken around it must still enumerate in arrival order (it travels among them,
+    /// <see cref="HeaderCache.Fields.TakenHeader.LeftInBlock"/>), under every operation, mutations included.</summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public async Task Http2_indexing_client_request_headers_answer_every_operation_as_with_Kestrel_alone(int baseSeed)
+    {
+        await using InMemoryKestrel cached = await InMemoryKestrel.StartHttp2Async(headerCache: true, OperationsApp.HandleAsync);
+        await using InMemoryKestrel alone = await InMemoryKestrel.StartHttp2Async(headerCache: false, OperationsApp.HandleAsync);
+        var seeds = new Random(baseSeed);
+        long hits = 0;
+        long viewsBefore = Interlocked.Read(ref OperationsApp.StreamViews);
+        for (int i = 0; i < ConnectionsPerSeed; i++)
+        {
+            ClientConnection connection = ClientConnection.Generate(seeds.Next());
+            Exchange expected = await IndexingHttp2Exchange.RunAsync(alone, connection);
+            Exchange actual = await IndexingHttp2Exchange.RunAsync(cached, connection);
+            AssertSameResponses(baseSeed, connection, expected, actual);
+            Assert.Equal("no feature", expected.Hits);
+            hits += long.Parse(actual.Hits, NumberStyles.None, CultureInfo.InvariantCulture);
+        }
+
+        Assert.True(hits > 0, $"base seed {baseSeed}: no field was served from the cache");
+        Assert.True(Interlocked.Read(ref OperationsApp.StreamViews) > viewsBefore, $"base seed {baseSeed}: no request read its headers through a stream's view");
+    }
+
+    /// <summary>A block whose fields of other names are served from the cache but for one with a new value, which adds
+    /// to the table and stays: the others are taken all the same (the hits show it), and every request reads its
+    /// headers, in the order sent, as on Kestrel alone, through the operations above, from its handler on.</summary>
+    [Fact]
+    public async Task Http2_fields_of_other_names_are_taken_around_one_that_stays_in_its_block()
+    {
+        await using InMemoryKestrel cached = await InMemoryKestrel.StartHttp2Async(headerCache: true, OperationsApp.HandleAsync);
+        await using InMemoryKestrel alone = await InMemoryKestrel.StartHttp2Async(headerCache: false, OperationsApp.HandleAsync);
+        var requests = new List<byte[]>();
+        for (int i = 0; i < 6; i++)
+        {
+            // sec-ch-ua and x-tenant repeat; sec-fetch-site (a name the process has a string for) changes in between.
+            string site = i % 2 == 0 ? "same-origin" : "x-site-" + i.ToString(CultureInfo.InvariantCulture);
+            requests.Add(Encoding.ASCII.GetBytes(
+                $"GET /ops?seed={i + 7} HTTP/1.1\r\nHost: h\r\nsec-ch-ua: \"Chromium\";v=\"146\"\r\nsec-fetch-site: {site}\r\nx-tenant: acme\r\naccept: */*\r\n\r\n"));
+        }
+
+        var connection = new ClientConnection(0, requests, Pipelined: false);
+        Exchange expected = await IndexingHttp2Exchange.RunAsync(alone, connection, hitsAfterEach: true);
+        Exchange actual = await IndexingHttp2Exchange.RunAsync(cached, connection, hitsAfterEach: true);
+        AssertSameResponses(0, connection, expected, actual);
+
+        // From the second request on sec-ch-ua and x-tenant are references to the table, taken with the cache's
+        // strings, while every odd request's sec-fetch-site is new: taken around it, those two are hits too.
+        long[] hits = [.. actual.Hits.Split(',').Select(hit => long.Parse(hit, NumberStyles.None, CultureInfo.InvariantCulture))];
+        Assert.Equal(requests.Count, hits.Length);
+        for (int i = 1; i < hits.Length; i += 2)
+        {
+            Assert.True(hits[i] - hits[i - 1] >= 2, $"request {i + 1}, whose sec-fetch-site is new, had {hits[i] - hits[i - 1]} hits: {actual.Hits}");
+        }
     }
 
     // The connection's requests as HTTP/2 streams on one connection (those of a pipelined connection all at once), then
@@ -350,6 +412,168 @@ public sealed class RequestHeadersDifferentialTests
         }
 
         private sealed record Line(string Name, string Value);
+    }
+
+    /// <summary>
+    /// A connection's requests over h2c, each a HEADERS frame that ends its stream, encoded as Chrome's encoder does:
+    /// every field but <c>:path</c> a reference to the table or a literal that adds to it, Huffman-coded when shorter.
+    /// Names in lower case and values trimmed, as HTTP/2 carries them; the fields Kestrel takes from the pseudo-header
+    /// fields (Host) or that HTTP/2 has not (Connection, Content-Length, and so the body) are not sent.
+    /// </summary>
+    private static class IndexingHttp2Exchange
+    {
+        private static readonly HashSet<string> NotSent = new(["host", "connection", "content-length"], StringComparer.Ordinal);
+
+        public static async Task<Exchange> RunAsync(InMemoryKestrel server, ClientConnection connection, bool hitsAfterEach = false)
+        {
+            InMemoryClient client = server.Connect();
+            var opening = new H2Client.FrameWriter();
+            opening.Preface();
+            opening.Settings();
+            await client.Output.WriteAsync(opening.Bytes.ToArray());
+
+            var encoder = new H2Client.HpackEncoder();
+            var reader = new ResponseReader(client);
+            var responses = new List<string>();
+            var hits = new List<string>();
+            int streamId = 1;
+            if (connection.Pipelined)
+            {
+                var batch = new H2Client.FrameWriter();
+                int first = streamId;
+                foreach (byte[] request in connection.Requests)
+                {
+                    batch.Headers(streamId, Block(encoder, request), endStream: true, endHeaders: true);
+                    streamId += 2;
+                }
+
+                await client.Output.WriteAsync(batch.Bytes.ToArray());
+                for (int id = first; id < streamId; id += 2)
+                {
+                    responses.Add(await reader.ResponseAsync(id));
+                }
+            }
+            else
+            {
+                foreach (byte[] request in connection.Requests)
+                {
+                    responses.Add(await RoundTripAsync(client, reader, encoder, request, streamId));
+                    streamId += 2;
+                    if (hitsAfterEach)
+                    {
+                        hits.Add(await HitsAsync(client, reader, encoder, streamId));
+                        streamId += 2;
+                    }
+                }
+            }
+
+            if (!hitsAfterEach)
+            {
+                hits.Add(await HitsAsync(client, reader, encoder, streamId));
+            }
+
+            await client.CompleteAsync();
+            return new Exchange(responses, string.Join(',', hits));
+        }
+
+        private static async Task<string> HitsAsync(InMemoryClient client, ResponseReader reader, H2Client.HpackEncoder encoder, int streamId)
+        {
+            string hits = await RoundTripAsync(client, reader, encoder, HitsRequest, streamId);
+            return hits[(hits.IndexOf("\r\n\r\n", StringComparison.Ordinal) + 4)..];
+        }
+
+        private static async Task<string> RoundTripAsync(InMemoryClient client, ResponseReader reader, H2Client.HpackEncoder encoder, byte[] request, int streamId)
+        {
+            var frame = new H2Client.FrameWriter();
+            frame.Headers(streamId, Block(encoder, request), endStream: true, endHeaders: true);
+            await client.Output.WriteAsync(frame.Bytes.ToArray());
+            return await reader.ResponseAsync(streamId);
+        }
+
+        private static byte[] Block(H2Client.HpackEncoder encoder, byte[] head)
+        {
+            string[] lines = Encoding.Latin1.GetString(head).Split("\r\n");
+            string[] requestLine = lines[0].Split(' ');
+            var fields = new List<(string Name, string Value)> { (":method", requestLine[0]), (":scheme", "http"), (":authority", "localhost"), (":path", requestLine[1]) };
+            foreach (string line in lines[1..Array.IndexOf(lines, "")])
+            {
+                int colon = line.IndexOf(':', StringComparison.Ordinal);
+                string name = line[..colon].ToLowerInvariant();
+                if (!NotSent.Contains(name))
+                {
+                    fields.Add((name, line[(colon + 1)..].Trim(' ')));
+                }
+            }
+
+            var block = new List<byte>();
+            foreach ((string name, string value) in fields)
+            {
+                bool huffman = H2Client.Huffman.Encode(Encoding.Latin1.GetBytes(value)).Length < value.Length;
+                encoder.Field(block, name, value, name == ":path" ? H2Client.FieldKind.WithoutIndexing : H2Client.FieldKind.Indexed, huffman);
+            }
+
+            return [.. block];
+        }
+
+        // Reads frames until each asked stream's response has ended, keeping the others' for later; acks the server's
+        // SETTINGS and decodes every header block in order, as the server's table moves with each.
+        private sealed class ResponseReader(InMemoryClient client)
+        {
+            private readonly H2Client.HpackDecoder _decoder = new();
+            private readonly Dictionary<int, StringBuilder> _open = [];
+            private readonly Dictionary<int, string> _ended = [];
+            private bool _closed;
+
+            public async Task<string> ResponseAsync(int streamId)
+            {
+                while (!_ended.ContainsKey(streamId) && !_closed)
+                {
+                    ReadResult result = await client.Input.ReadAsync();
+                    System.Buffers.ReadOnlySequence<byte> buffer = result.Buffer;
+                    while (H2Client.Frame.TryRead(ref buffer, out H2Client.Frame? frame))
+                    {
+                        await OnFrameAsync(frame!);
+                    }
+
+                    client.Input.AdvanceTo(buffer.Start, buffer.End);
+                    _closed |= result.IsCompleted;
+                }
+
+                return _ended.Remove(streamId, out string? response) ? response : ResponseText.Closed;
+            }
+
+            private async Task OnFrameAsync(H2Client.Frame frame)
+            {
+                switch (frame.Type)
+                {
+                    case H2Client.FrameType.Settings when !frame.Has(H2Client.FrameFlags.Ack):
+                        var ack = new H2Client.FrameWriter();
+                        ack.SettingsAck();
+                        await client.Output.WriteAsync(ack.Bytes.ToArray());
+                        return;
+                    case H2Client.FrameType.Headers:
+                        string status = _decoder.Decode(frame.Fragment()).Find(field => field.Name == ":status").Value ?? "?";
+                        _open[frame.StreamId] = new StringBuilder(status).Append("\r\n\r\n");
+                        break;
+                    case H2Client.FrameType.Data when _open.TryGetValue(frame.StreamId, out StringBuilder? body):
+                        body.Append(Encoding.UTF8.GetString(frame.Payload));
+                        break;
+                    case H2Client.FrameType.RstStream:
+                        _ended[frame.StreamId] = "RST_STREAM " + frame.ErrorCode.ToString(CultureInfo.InvariantCulture);
+                        return;
+                    case H2Client.FrameType.GoAway:
+                        _closed = true;
+                        return;
+                    default:
+                        return;
+                }
+
+                if (frame.Has(H2Client.FrameFlags.EndStream) && _open.Remove(frame.StreamId, out StringBuilder? ended))
+                {
+                    _ended[frame.StreamId] = ended.ToString();
+                }
+            }
+        }
     }
 
     /// <summary>The responses to a connection's requests, those after the client's FIN and its close; the cache's hits.</summary>
