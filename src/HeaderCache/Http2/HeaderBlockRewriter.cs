@@ -142,7 +142,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 }
                 else
                 {
-                    othersStay |= !CanCarry(block, fields, i);
+                    othersStay = othersStay || !CanCarry(block, fields, i);
                 }
             }
             else if (kind >= 0 && field.Representation != HpackRepresentation.Indexed && resolver.CreatesEveryValue(kind, field.ValueLength))
