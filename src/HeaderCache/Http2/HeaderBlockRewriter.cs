@@ -476,8 +476,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
     }
 
     // A carried field's line: its name's string, and the strings the caches hold for its table entry, or none, for the
-    // request to read Kestrel's (and offer it to the entry, whose serial is in Start; -1 for an entry the table did not
-    // keep).
+    // request to read Kestrel's and offer it to the entry, whose serial is then in Start (else -1: nothing to offer).
     private bool TryCarry(in HpackField field, ref TakenHeader line)
     {
         (line.Known, line.NameSlot, line.NameLength, line.LeftInBlock) = (FieldNames.Other, -1, (ushort)field.NameLength, true);
