@@ -42,6 +42,9 @@ public static class SampleApp
         SampleCacheStats? cacheStats = withCacheStats ? new SampleCacheStats() : null;
         SampleValueReuse? valueReuse = withCacheStats ? new SampleValueReuse() : null;
 
+        // Sample:PoolStats=true adds the bytes Kestrel's memory pools hold free to /stats (benchmarks/hostile/idle_connections.py).
+        SamplePoolStats? poolStats = builder.Configuration.GetValue<bool>("Sample:PoolStats") ? new SamplePoolStats() : null;
+
         configure?.Invoke(builder);
         var app = builder.Build();
         if (cacheStats is not null)
@@ -49,13 +52,18 @@ public static class SampleApp
             app.Lifetime.ApplicationStopped.Register(cacheStats.Dispose);
         }
 
+        if (poolStats is not null)
+        {
+            app.Lifetime.ApplicationStopped.Register(poolStats.Dispose);
+        }
+
         // WebSockets only on /ws (a WebSocket echo), so other requests do not pay for the middleware.
         app.UseWhen(static context => context.Request.Path.Equals("/ws", StringComparison.Ordinal), static ws => ws.UseWebSockets());
-        app.Run(context => HandleAsync(context, echo, cacheStats, valueReuse));
+        app.Run(context => HandleAsync(context, echo, cacheStats, valueReuse, poolStats));
         return app;
     }
 
-    private static Task HandleAsync(HttpContext context, bool echo, SampleCacheStats? cacheStats, SampleValueReuse? valueReuse)
+    private static Task HandleAsync(HttpContext context, bool echo, SampleCacheStats? cacheStats, SampleValueReuse? valueReuse, SamplePoolStats? poolStats)
     {
         Interlocked.Increment(ref s_requests);
         valueReuse?.Record(context);
@@ -71,7 +79,7 @@ public static class SampleApp
             long? heap = request.Query.ContainsKey("heap") ? GC.GetTotalMemory(forceFullCollection: true) : null;
             // The JIT's time so far: benchmarks/wrk/compare.sh reports how much of it fell into its measured runs.
             long jitMicroseconds = (long)System.Runtime.JitInfo.GetCompilationTime().TotalMicroseconds;
-            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), jitMicroseconds, heap, cacheStats?.Totals, valueReuse?.Read(context)));
+            return context.Response.WriteAsJsonAsync(new Stats(GC.GetTotalAllocatedBytes(precise: true), Interlocked.Read(ref s_requests), GC.CollectionCount(0), jitMicroseconds, heap, poolStats?.PooledBytes, cacheStats?.Totals, valueReuse?.Read(context)));
         }
 
         if (request.Path.StartsWithSegments("/site", StringComparison.Ordinal))
@@ -172,7 +180,7 @@ public static class SampleApp
         return view.ToString();
     }
 
-    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long JitMicroseconds, long? HeapBytes, IReadOnlyDictionary<string, long>? Cache, SampleValueReuse.Snapshot? ValueReuse);
+    private sealed record Stats(long AllocatedBytes, long Requests, int Gen0, long JitMicroseconds, long? HeapBytes, long? PoolFreeBytes, IReadOnlyDictionary<string, long>? Cache, SampleValueReuse.Snapshot? ValueReuse);
 
     private sealed record CacheState(bool Present, bool Active, string? Reason, long Hits, long Misses);
 }
