@@ -161,7 +161,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         HpackSource.Block => block.Slice(field.NameOffset, field.NameLength),
         HpackSource.Scratch => _scratch.AsSpan(field.NameOffset, field.NameLength),
-        _ => field.NameArray.AsSpan(0, field.NameLength),
+        _ => field.NameArray.AsSpan(field.NameOffset, field.NameLength),
     };
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -169,7 +169,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
     {
         HpackSource.Block => block.Slice(field.ValueOffset, field.ValueLength),
         HpackSource.Scratch => _scratch.AsSpan(field.ValueOffset, field.ValueLength),
-        _ => field.ValueArray.AsSpan(0, field.ValueLength),
+        _ => field.ValueArray.AsSpan(field.ValueOffset, field.ValueLength),
     };
 
     /// <summary>The connection reads no more blocks: lets go of the fields, the scratch and the table's entries.</summary>
@@ -210,12 +210,12 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
         if (field.Entry is { } entry)
         {
-            (field.ValueArray, field.ValueLength) = (entry.ValueArray, entry.ValueLength);
+            (field.ValueArray, field.ValueOffset, field.ValueLength) = (entry.Octets, entry.NameLength, entry.ValueLength);
         }
         else
         {
             field.ValueArray = HpackStaticTable.Value(index);
-            field.ValueLength = field.ValueArray.Length;
+            (field.ValueOffset, field.ValueLength) = (0, field.ValueArray.Length);
         }
 
         field.ValueSource = HpackSource.Array;
@@ -265,7 +265,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
         {
             field.StaticIndex = index;
             field.NameArray = HpackStaticTable.Name(index);
-            field.NameLength = field.NameArray.Length;
+            (field.NameOffset, field.NameLength) = (0, field.NameArray.Length);
         }
         else
         {
@@ -277,7 +277,7 @@ internal sealed class HpackBlockDecoder(HpackDynamicTable table, int maxStringLe
 
             field.Entry = entry;
             field.StaticIndex = entry.StaticNameIndex;
-            (field.NameArray, field.NameLength) = (entry.NameArray, entry.NameLength);
+            (field.NameArray, field.NameOffset, field.NameLength) = (entry.Octets, 0, entry.NameLength);
         }
 
         field.NameSource = HpackSource.Array;

@@ -9,24 +9,22 @@ namespace HeaderCache.Http2;
 /// keeps the emptied entry for a later insert, only once no decoded field can refer to the entry any more.</remarks>
 internal sealed class HpackEntry
 {
-    private byte[] _name = [];
-    private byte[] _value = [];
+    // The name's octets, then the value's: one array an entry.
+    private byte[] _octets = [];
 
-    public ReadOnlySpan<byte> Name => _name.AsSpan(0, NameLength);
-    public ReadOnlySpan<byte> Value => _value.AsSpan(0, ValueLength);
+    public ReadOnlySpan<byte> Name => _octets.AsSpan(0, NameLength);
+    public ReadOnlySpan<byte> Value => _octets.AsSpan(NameLength, ValueLength);
 
-    /// <summary>The array <see cref="Name"/> starts its first <see cref="NameLength"/> octets.</summary>
-    public byte[] NameArray => _name;
-
-    /// <summary>The array <see cref="Value"/> starts its first <see cref="ValueLength"/> octets.</summary>
-    public byte[] ValueArray => _value;
+    /// <summary>The array whose first <see cref="NameLength"/> octets are <see cref="Name"/>, followed by the
+    /// <see cref="ValueLength"/> of <see cref="Value"/>.</summary>
+    public byte[] Octets => _octets;
 
     public int NameLength { get; private set; }
     public int ValueLength { get; private set; }
 
-    /// <summary>The static index the name was given by, or 0: Kestrel treats such an entry's name as that static
-    /// entry's.</summary>
-    public int StaticNameIndex { get; private set; }
+    /// <summary>The static index the name was given by (at most 61), or 0: Kestrel treats such an entry's name as that
+    /// static entry's.</summary>
+    public byte StaticNameIndex { get; private set; }
 
     /// <summary>Which insert into the table made the entry (<see cref="HpackDynamicTable.Offer"/>).</summary>
     public int Serial { get; set; }
@@ -48,17 +46,15 @@ internal sealed class HpackEntry
 
     public void Set(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value, int staticNameIndex)
     {
-        _name = ConnectionArrays.Rent<byte>(name.Length);
-        _value = ConnectionArrays.Rent<byte>(value.Length);
-        name.CopyTo(_name);
-        value.CopyTo(_value);
-        (NameLength, ValueLength, StaticNameIndex) = (name.Length, value.Length, staticNameIndex);
+        _octets = ConnectionArrays.Rent<byte>(name.Length + value.Length);
+        name.CopyTo(_octets);
+        value.CopyTo(_octets.AsSpan(name.Length));
+        (NameLength, ValueLength, StaticNameIndex) = (name.Length, value.Length, (byte)staticNameIndex);
     }
 
     public void Clear()
     {
-        ConnectionArrays.Release(ref _name);
-        ConnectionArrays.Release(ref _value);
+        ConnectionArrays.Release(ref _octets);
         (NameLength, ValueLength, StaticNameIndex, NameString, ValueString, Offered, NameCheck, ValueVisible) = (0, 0, 0, null, null, null, null, null);
     }
 }
@@ -73,8 +69,8 @@ internal sealed class HpackDynamicTable(int advertisedSize)
     public const int EntryOverhead = 32;
 
     private HpackEntry?[] _entries = [];
-    private readonly Stack<HpackEntry> _evicted = new();
-    private readonly Stack<HpackEntry> _free = new();
+    private Stack<HpackEntry>? _evicted;   // made at the first eviction: a table that never evicts holds neither
+    private Stack<HpackEntry>? _free;
     private int _newest = -1;   // ring index of the newest entry
     private int _count;
     private int _size;
@@ -118,9 +114,10 @@ internal sealed class HpackDynamicTable(int advertisedSize)
     /// kept for reuse up to as many as the table can hold, however many one block evicted.</summary>
     public void BlockStarts()
     {
-        while (_evicted.TryPop(out HpackEntry? entry))
+        while (_evicted?.TryPop(out HpackEntry? entry) == true)
         {
             entry.Clear();
+            _free ??= new();
             if (_free.Count < AdvertisedSize / EntryOverhead)
             {
                 _free.Push(entry);
@@ -168,7 +165,7 @@ internal sealed class HpackDynamicTable(int advertisedSize)
         }
 
         EvictTo(MaxSize - size);
-        HpackEntry entry = _free.TryPop(out HpackEntry? free) ? free : new HpackEntry();
+        HpackEntry entry = _free?.TryPop(out HpackEntry? free) == true ? free : new HpackEntry();
         entry.Set(name, value, staticNameIndex);
         entry.Serial = _inserted++;
         if (_count == _entries.Length)
@@ -195,7 +192,7 @@ internal sealed class HpackDynamicTable(int advertisedSize)
 
             HpackEntry entry = _entries[oldest]!;
             _size -= entry.Size;
-            _evicted.Push(entry);
+            (_evicted ??= new()).Push(entry);
             _entries[oldest] = null;
             _count--;
         }
