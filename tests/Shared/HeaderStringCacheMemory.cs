@@ -26,7 +26,9 @@ internal static class HeaderStringCacheMemory
                     return 0;
                 }
 
-                long bytes = SlotArrayBytes(cache.SlotCount);
+                long bytes = ArrayBytes(((uint[])Field(cache, "_fingerprints")!).Length, sizeof(uint))
+                    + ArrayBytes(((string?[])Field(cache, "_strings")!).Length, IntPtr.Size)
+                    + ArrayBytes(((bool[])Field(cache, "_visited")!).Length, sizeof(bool));
                 foreach (string? s in ((string?[])Field(cache, "_strings")!).AsSpan(0, cache.Count))
                 {
                     bytes += HeaderStringCache.StringSize(s!.Length);

@@ -7,7 +7,8 @@ using System.Text;
 namespace HeaderCache.Caching;
 
 /// <summary>A small fixed-size cache from header bytes to the string they decode to, owned by one connection and used
-/// by one request at a time (no locks). Storage is allocated on the first insert.</summary>
+/// by one request at a time (no locks). Storage is allocated on the first insert, for <see cref="InitialSlots"/> slots,
+/// and grows, keeping every string in its slot, as strings fill it, up to the slot count.</summary>
 /// <remarks>A lookup finds the slots with the bytes' <see cref="Fingerprint"/> and returns a string only after an exact
 /// byte-for-character compare, which also validates a hit: a cached string holds only valid characters, and
 /// <see cref="Ascii.Equals(ReadOnlySpan{byte}, ReadOnlySpan{char})"/> never equates a non-ASCII byte with a character.
@@ -24,6 +25,10 @@ internal sealed class HeaderStringCache
     // what a client can make a connection hold in names.
     public const int NameSlotCount = 32;
     public const int NameMaxLength = 64;
+
+    // The slots the storage starts with: the shared pool's smallest arrays. A connection's first requests seldom fill
+    // more (well-known values take none), and an idle connection holds what its strings fill, not the slot count.
+    public const int InitialSlots = 16;
 
     private readonly int _slotCount;
     private readonly int _maxLength;
@@ -221,14 +226,20 @@ internal sealed class HeaderStringCache
     {
         if (_fingerprints is null)
         {
-            _fingerprints = ConnectionArrays.Rent<uint>(_slotCount);
-            _strings = ConnectionArrays.Rent<string>(_slotCount);
-            _visited = ConnectionArrays.Rent<bool>(_slotCount);
+            int slots = Math.Min(_slotCount, InitialSlots);
+            _fingerprints = ConnectionArrays.Rent<uint>(slots);
+            _strings = ConnectionArrays.Rent<string>(slots);
+            _visited = ConnectionArrays.Rent<bool>(slots);
         }
 
         int slot;
         if (_count < _slotCount)
         {
+            if (_count == Math.Min(_fingerprints.Length, Math.Min(_strings!.Length, _visited!.Length)))
+            {
+                Grow();
+            }
+
             slot = _count++;
         }
         else
@@ -241,6 +252,16 @@ internal sealed class HeaderStringCache
         _strings![slot] = value;
         _visited![slot] = false;
         return slot;
+    }
+
+    // Every slot in use stays where it is, so a slot a caller keeps (the memo's, an HPACK entry's) names the same string.
+    // The hand has not moved yet: it first moves once every slot is in use, and the storage then holds them all.
+    private void Grow()
+    {
+        int slots = Math.Min(_slotCount, 2 * _count);
+        ConnectionArrays.Grow(ref _fingerprints!, slots, _count);
+        ConnectionArrays.Grow(ref _strings!, slots, _count);
+        ConnectionArrays.Grow(ref _visited!, slots, _count);
     }
 
     // CLOCK: evicting in place needs no order of inserts to keep (docs/eviction.md compares the policies). The hand

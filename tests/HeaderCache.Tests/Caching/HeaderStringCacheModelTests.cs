@@ -13,7 +13,7 @@ public class HeaderStringCacheModelTests
     private const int CollidingLookups = 20_000; // every lookup then compares against many slots
     private const int PoolSeed = 42;
 
-    private static readonly int[] SlotCounts = [1, 2, 25, 64];
+    private static readonly int[] SlotCounts = [1, 2, 25, 64, 128];
     private static readonly string[] Fingerprints = ["Real", "Colliding"];
 
     private sealed record PoolEntry(byte[] Bytes, string Key, bool Cacheable);

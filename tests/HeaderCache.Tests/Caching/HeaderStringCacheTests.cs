@@ -228,7 +228,7 @@ public class HeaderStringCacheTests
         Assert.True(first.TryGetOrAdd("text/html; charset=utf-8"u8, out _));
         long allocated = GC.GetAllocatedBytesForCurrentThread() - start;
         Assert.InRange(allocated, HeaderStringCache.StringSize(24), first.RetainedBytes);
-        Assert.Equal(first.RetainedBytes - HeaderStringCache.StringSize(24), HeaderStringCache.MaxRetainedBytes(slotCount, 0) - (slotCount * HeaderStringCache.StringSize(0)));
+        Assert.Equal(first.RetainedBytes - HeaderStringCache.StringSize(24), HeaderStringCache.MaxRetainedBytes(Math.Min(slotCount, HeaderStringCache.InitialSlots), 0));
 
         // A connection that ends gives them back, emptied; the next cache's first insert makes only its string.
         first.Release();
@@ -238,6 +238,43 @@ public class HeaderStringCacheTests
         Assert.Equal(HeaderStringCache.StringSize(24), GC.GetAllocatedBytesForCurrentThread() - start);
         Assert.Equal(1, second.Count);
         Assert.Equal("text/html; charset=utf-8", value);
+    }
+
+    [Theory]
+    [InlineData(25)]
+    [InlineData(32)]
+    [InlineData(256)]
+    public void Storage_grows_from_the_pools_smallest_arrays_as_strings_fill_it_and_keeps_every_string_in_its_slot(int slotCount)
+    {
+        var cache = new HeaderStringCache(slotCount, seed: 12);
+        var strings = new List<string>();
+        for (int i = 0; i < slotCount; i++)
+        {
+            Assert.True(cache.TryGetOrAdd(TestBytes.Bytes($"value-{i}"), out string? value, out int slot));
+            Assert.Equal(i, slot);
+            strings.Add(value);
+
+            // Arrays as long as the shared pool makes them for the slots in use, at least its smallest, at most the slot count's.
+            int inUse = Math.Max(HeaderStringCache.InitialSlots, (int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)(i + 1)));
+            Assert.Equal(HeaderStringCache.MaxRetainedBytes(Math.Min(inUse, slotCount), 0) + strings.Sum(x => (long)HeaderStringCache.StringSize(x.Length)), cache.RetainedBytes);
+        }
+
+        for (int i = 0; i < slotCount; i++)
+        {
+            Assert.Same(strings[i], cache.StringAt(i));
+            Assert.True(cache.TryGetOrAdd(TestBytes.Bytes($"value-{i}"), out string? again, out int slot));
+            Assert.Same(strings[i], again);
+            Assert.Equal(i, slot);
+        }
+
+        Assert.Equal(slotCount, cache.Counters.Hits);
+        Assert.Equal(slotCount, cache.Counters.Misses);
+        Assert.Equal(0, cache.Counters.Evictions);
+
+        // Full: the next new value evicts by CLOCK, as a cache whose storage was whole from the start would.
+        Assert.True(cache.TryGetOrAdd("one more"u8, out _, out int evicted));
+        Assert.Equal(0, evicted);
+        Assert.Equal(1, cache.Counters.Evictions);
     }
 
     [Theory]
