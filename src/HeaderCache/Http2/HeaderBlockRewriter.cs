@@ -509,7 +509,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
             return held;
         }
 
-        line.Name ??= resolver.ResolveKeptName(entry is null ? field.NameArray.AsSpan(0, field.NameLength) : entry.Name);
+        line.Name ??= resolver.ResolveKeptName(entry is null ? field.NameArray.AsSpan(field.NameOffset, field.NameLength) : entry.Name);
         if (line.Name is null)
         {
             return null;
@@ -544,7 +544,7 @@ internal sealed class HeaderBlockRewriter(HpackBlockDecoder decoder, FieldResolv
                 return entry.ValueString;
             }
 
-            line.Name ??= ResolveName(field.NameArray, ref line);
+            line.Name ??= ResolveName(field.NameArray.AsSpan(field.NameOffset, field.NameLength), ref line);
             return HpackStaticTable.ValueString(field.StaticIndex);
         }
 
