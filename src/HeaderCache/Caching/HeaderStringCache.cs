@@ -254,7 +254,8 @@ internal sealed class HeaderStringCache
         return slot;
     }
 
-    // Every slot in use stays where it is, so a slot a caller keeps (the memo's, an HPACK entry's) names the same string.
+    // Every slot in use stays where it is, so a slot a caller keeps (the memo's entries, a taken line's name, the history
+    // of a name's values) names the same string.
     // The hand has not moved yet: it first moves once every slot is in use, and the storage then holds them all.
     private void Grow()
     {
