@@ -62,12 +62,14 @@ internal sealed partial class HeadCompactor
 
     // Remembers a line in the plain layout whose strings a later head can be served: its name is Kestrel's constant (sent
     // in its casing) or in the cache of names, and its value is in the cache of values, well-known, or Kestrel's previous
-    // string. A line whose name or value was just made mostly never comes back.
+    // string where the caches would keep the value (never one of an excluded name, whose values are never kept). A line
+    // whose name or value was just made mostly never comes back.
     private void Remember(in TakenHeader line, short valueSlot, ReadOnlySpan<byte> content)
     {
         string? value = line.Value ?? _previous[line.Known];
         bool named = line.Known >= 0 ? Ascii.Equals(content[..line.NameLength], line.Name!) : line.NameSlot >= 0;
-        if (line.Created || value is null || !named || (line.Value is not null && valueSlot == -1))
+        if (line.Created || value is null || !named
+            || (line.Value is not null ? valueSlot == -1 : _fields.CreatesEveryValue(line.Known, line.ValueLength)))
         {
             return;
         }

@@ -102,6 +102,28 @@ public sealed class HeadCompactorTests
     }
 
     [Fact]
+    public void An_excluded_known_value_left_to_Kestrel_is_not_remembered_with_its_string()
+    {
+        // From the second head on Kestrel hands back its previous strings for Authorization and User-Agent, so both lines
+        // are left to it. The memo keeps User-Agent's line with that string, but never an excluded name's: its string
+        // would outlive Kestrel's own (until the entry is replaced or the connection idles).
+        using var driver = new ReaderDriver(excluded: ["authorization"]);
+        for (int i = 0; i < 3; i++)
+        {
+            driver.Clear();
+            driver.Send(Encoding.ASCII.GetBytes("GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t0k3n\r\nUser-Agent: u\r\nX-A: 1\r\n\r\n"));
+            Assert.Equal("GET / HTTP/1.1\r\nHost: h\r\n\r\n", Encoding.ASCII.GetString(driver.Seen));
+            var headers = new HeaderDictionary();
+            Assert.True(driver.Queue.TryApply(headers));
+            Assert.Equal(["Authorization=Bearer t0k3n", "User-Agent=u", "X-A=1"], headers.Select(h => $"{h.Key}={h.Value}"));
+        }
+
+        Assert.NotEqual(-1, driver.Memo!.Find("X-A: 1"u8));
+        Assert.NotEqual(-1, driver.Memo.Find("User-Agent: u"u8));
+        Assert.Equal(-1, driver.Memo.Find("Authorization: Bearer t0k3n"u8));
+    }
+
+    [Fact]
     public void A_body_of_known_length_is_never_parsed_as_a_head()
     {
         const string body = "GET / HTTP/1.1\r\nX-In-Body: 1\r\n\r\n";
